@@ -1,0 +1,52 @@
+/** The reference backend: pure TypeScript over typed arrays. Every other backend is tested against it. */
+import { type DType, type TypedArray, typedArrayFor } from '../../dtype.js';
+import type { Backend, Kernels, Storage } from '../backend.js';
+import { attention, attentionBackward } from './attention.js';
+import { binary, copy, fill, unary, where } from './elementwise.js';
+import { gather, scatterAdd } from './indexing.js';
+import { matmul } from './matmul.js';
+import { layerNorm, layerNormBackward, rmsNorm, rmsNormBackward } from './norms.js';
+import { adamw } from './optim.js';
+import { random } from './random.js';
+import { reduce } from './reduce.js';
+import { type CpuStorage, makeStorage } from './storage.js';
+import { logprobs, logprobsBackward, softmax, softmaxBackward } from './softmax.js';
+
+const kernels: Kernels = {
+  fill,
+  copy,
+  unary,
+  binary,
+  where,
+  reduce,
+  matmul,
+  gather,
+  scatterAdd,
+  softmax,
+  softmaxBackward,
+  logprobs,
+  logprobsBackward,
+  layerNorm,
+  layerNormBackward,
+  rmsNorm,
+  rmsNormBackward,
+  attention,
+  attentionBackward,
+  adamw,
+  random,
+};
+
+export function createCpuBackend(): Backend {
+  return {
+    name: 'cpu',
+    kernels: { ...kernels },
+    alloc: (dtype: DType, size: number) => makeStorage(dtype, typedArrayFor(dtype, size)),
+    free: () => {},
+    write(storage: Storage, data: TypedArray, offset = 0) {
+      (storage as CpuStorage).data.set(data, offset);
+    },
+    read: async (storage: Storage) => (storage as CpuStorage).data.slice(),
+    readSync: (storage: Storage) => (storage as CpuStorage).data.slice(),
+    sync: async () => {},
+  };
+}

@@ -1,0 +1,92 @@
+import type { View } from '../backend.js';
+import { dataOf } from './storage.js';
+import { assertDense } from './strided.js';
+
+function rowsOf(v: View): [rows: number, width: number] {
+  const width = v.shape.length === 0 ? 1 : v.shape[v.shape.length - 1];
+  const size = v.shape.reduce((a, b) => a * b, 1);
+  return [width === 0 ? 0 : size / width, width];
+}
+
+/** log(sum(exp(row))) with the max subtracted first; -Infinity for an empty or all -Infinity row. */
+function logSumExp(xs: ArrayLike<number>, start: number, width: number): number {
+  let max = Number.NEGATIVE_INFINITY;
+  for (let j = 0; j < width; j++) if (xs[start + j] > max) max = xs[start + j];
+  if (max === Number.NEGATIVE_INFINITY) return max;
+  let sum = 0;
+  for (let j = 0; j < width; j++) sum += Math.exp(xs[start + j] - max);
+  return max + Math.log(sum);
+}
+
+export function softmax(x: View, out: View, log: boolean): void {
+  assertDense('softmax', x);
+  const xs = dataOf(x);
+  const o = dataOf(out);
+  const [rows, width] = rowsOf(x);
+  for (let r = 0; r < rows; r++) {
+    const start = x.offset + r * width;
+    const lse = logSumExp(xs, start, width);
+    for (let j = 0; j < width; j++) {
+      const z = xs[start + j] - lse;
+      o[r * width + j] = log ? z : Math.exp(z);
+    }
+  }
+}
+
+export function softmaxBackward(y: View, dy: View, dx: View, log: boolean): void {
+  assertDense('softmaxBackward', y, dy);
+  const ys = dataOf(y);
+  const gs = dataOf(dy);
+  const o = dataOf(dx);
+  const [rows, width] = rowsOf(y);
+  for (let r = 0; r < rows; r++) {
+    const yr = y.offset + r * width;
+    const gr = dy.offset + r * width;
+    let dot = 0;
+    if (log) for (let j = 0; j < width; j++) dot += gs[gr + j];
+    else for (let j = 0; j < width; j++) dot += gs[gr + j] * ys[yr + j];
+    for (let j = 0; j < width; j++) {
+      // log-softmax: dx = dy - softmax * sum(dy); softmax: dx = y * (dy - sum(dy * y)).
+      o[r * width + j] = log ? gs[gr + j] - Math.exp(ys[yr + j]) * dot : ys[yr + j] * (gs[gr + j] - dot);
+    }
+  }
+}
+
+function checkTarget(t: number, width: number, row: number): void {
+  if (!(t >= 0 && t < width))
+    throw new Error(`logprobs: target ${t} at row ${row} is out of range [0, ${width})`);
+}
+
+export function logprobs(logits: View, targets: View, out: View, lse: View): void {
+  assertDense('logprobs', logits, targets);
+  const xs = dataOf(logits);
+  const ts = dataOf(targets);
+  const o = dataOf(out);
+  const l = dataOf(lse);
+  const [rows, width] = rowsOf(logits);
+  for (let r = 0; r < rows; r++) {
+    const start = logits.offset + r * width;
+    const t = ts[targets.offset + r];
+    checkTarget(t, width, r);
+    const z = logSumExp(xs, start, width);
+    l[r] = z;
+    o[r] = xs[start + t] - z;
+  }
+}
+
+export function logprobsBackward(logits: View, targets: View, lse: View, grad: View, dlogits: View): void {
+  assertDense('logprobsBackward', logits, targets, lse, grad);
+  const xs = dataOf(logits);
+  const ts = dataOf(targets);
+  const l = dataOf(lse);
+  const g = dataOf(grad);
+  const o = dataOf(dlogits);
+  const [rows, width] = rowsOf(logits);
+  for (let r = 0; r < rows; r++) {
+    const start = logits.offset + r * width;
+    const z = l[lse.offset + r];
+    const gr = g[grad.offset + r];
+    for (let j = 0; j < width; j++) o[r * width + j] = -gr * Math.exp(xs[start + j] - z);
+    o[r * width + ts[targets.offset + r]] += gr;
+  }
+}

@@ -1,0 +1,116 @@
+/**
+ * @agent-r1/tensor — tensors with reverse-mode autograd, written from scratch. The CPU backend is built in;
+ * other backends register themselves (see backend/backend.ts for the interface they implement).
+ */
+export { Tensor, type NestedArray, type TensorOrScalar } from './tensor.js';
+export type { DType, TypedArray } from './dtype.js';
+export { noGrad, enableGrad, isGradEnabled, type BackwardOptions } from './autograd.js';
+export { tidy, keep, dispose, memory, type MemoryReport } from './memory.js';
+export { Generator, manualSeed, getDefaultGenerator, threefry2x32 } from './random.js';
+export { broadcastShapes, sizeOf, type Shape } from './shape.js';
+export {
+  registerBackend,
+  initBackend,
+  getBackend,
+  setDefaultDevice,
+  getDefaultDevice,
+  registerKernel,
+} from './backend/registry.js';
+export type * from './backend/backend.js';
+export { UNARY_OPS, BINARY_OPS } from './backend/backend.js';
+export {
+  tensor,
+  zeros,
+  ones,
+  full,
+  zerosLike,
+  onesLike,
+  fullLike,
+  arange,
+  eye,
+  rand,
+  randn,
+  randint,
+  uniform,
+  normal,
+  type TensorOptions,
+  type RandomOptions,
+} from './ops/creation.js';
+export {
+  add,
+  sub,
+  mul,
+  div,
+  pow,
+  maximum,
+  minimum,
+  neg,
+  abs,
+  exp,
+  log,
+  sqrt,
+  rsqrt,
+  square,
+  tanh,
+  sigmoid,
+  relu,
+  gelu,
+  silu,
+  sin,
+  cos,
+  clamp,
+  where,
+  eq,
+  ne,
+  lt,
+  le,
+  gt,
+  ge,
+  logicalNot,
+  cast,
+} from './ops/elementwise.js';
+export {
+  sum,
+  mean,
+  max,
+  min,
+  argmax,
+  argmin,
+  variance as var,
+  sumToShape,
+  type VarOptions,
+} from './ops/reduce.js';
+export { matmul } from './ops/linalg.js';
+export {
+  reshape,
+  flatten,
+  permute,
+  transpose,
+  slice,
+  narrow,
+  select,
+  expand,
+  squeeze,
+  unsqueeze,
+  split,
+  concat,
+  stack,
+  contiguous,
+  clone,
+} from './ops/movement.js';
+export { gather, indexSelect, embedding, oneHot, scatterAdd } from './ops/indexing.js';
+export {
+  softmax,
+  logSoftmax,
+  logsumexp,
+  logprobs,
+  crossEntropy,
+  layerNorm,
+  rmsNorm,
+  scaledDotProductAttention,
+  dropout,
+  type AttentionOptions,
+  type CrossEntropyOptions,
+  type DropoutOptions,
+} from './ops/nn.js';
+export { adamwUpdate, type AdamWHyper } from './ops/optim.js';

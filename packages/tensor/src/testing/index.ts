@@ -1,0 +1,11 @@
+/** @agent-r1/tensor/testing — helpers to property-test ops and gradients. */
+export { gradcheck, assertGradcheck, type GradcheckOptions, type GradcheckResult } from './gradcheck.js';
+export {
+  shapeArb,
+  broadcastPairArb,
+  valuesArb,
+  tensorArb,
+  shapedTensorArb,
+  type ShapeConstraints,
+  type ValueConstraints,
+} from './arbitraries.js';
