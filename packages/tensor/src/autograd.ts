@@ -149,7 +149,7 @@ export function backward(root: Tensor, seed: Tensor, options: BackwardOptions = 
       const grad = grads.get(node);
       if (!grad) continue;
       grads.delete(node);
-      const inputGrads = tidy(() => node.runBackward(grad));
+      const inputGrads = tidy(() => ownHandles(grad, node.runBackward(grad)));
       grad.dispose();
       if (!options.retainGraph) node.freeSaved();
       node.inputs.forEach((input, i) => {
@@ -165,6 +165,20 @@ export function backward(root: Tensor, seed: Tensor, options: BackwardOptions = 
         }
       });
     }
+  });
+}
+
+/**
+ * Backward functions may pass the incoming gradient through, or return one tensor for two inputs (add);
+ * each returned gradient gets its own handle so that disposing one never frees another.
+ */
+function ownHandles(incoming: Tensor, grads: (Tensor | null)[]): (Tensor | null)[] {
+  const seen = new Set<Tensor>([incoming]);
+  return grads.map((g) => {
+    if (!g) return g;
+    if (seen.has(g)) return g.detach();
+    seen.add(g);
+    return g;
   });
 }
 
