@@ -47,7 +47,7 @@ describe('Linear', () => {
       [3, -1],
     ].map((row) => w.map((wr, j) => wr[0] * row[0] + wr[1] * row[1] + b[j]));
     const y = layer.forward(x).toArraySync() as number[][];
-    y.flat().forEach((v, i) => expect(v).toBeCloseTo(expected.flat()[i], 5));
+    for (const [i, v] of y.flat().entries()) expect(v).toBeCloseTo(expected.flat()[i], 5);
   });
 
   it('names the layer and the shape on a wrong input size', () => {
