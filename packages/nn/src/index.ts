@@ -1,7 +1,26 @@
 /**
- * @agent-r1/nn — models on top of @agent-r1/tensor. This first cut holds the Module base class, Linear and
- * AdamW; the transformer policy, tokenizer, generation and checkpoints follow.
+ * @agent-r1/nn — models on top of @agent-r1/tensor: modules and layers, a decoder-only transformer policy
+ * with an optional value head, KV-cache generation, optimizers, checkpoints and a byte-level BPE tokenizer.
  */
 export { Module } from './module.js';
 export { Linear, type LinearOptions } from './layers/linear.js';
+export { Embedding } from './layers/embedding.js';
+export { LayerNorm, RMSNorm } from './layers/norm.js';
+export { Dropout } from './layers/dropout.js';
+export { Mlp, type MlpOptions } from './layers/mlp.js';
+export { RotaryTables, applyRotary } from './layers/rope.js';
+export { CausalSelfAttention, type AttentionConfig, type AttentionContext } from './layers/attention.js';
+export { DecoderBlock, type BlockConfig } from './layers/block.js';
+export {
+  TransformerLM,
+  resolveConfig,
+  type TransformerConfig,
+  type ResolvedConfig,
+  type ForwardOptions,
+  type ForwardResult,
+} from './models/transformer-lm.js';
+export { KVCache, type KVCacheShape } from './generate/kv-cache.js';
+export { sampleToken, type SamplingOptions, type Sampled } from './generate/sampling.js';
+export { generate, extend, type GenerateOptions, type GenerateResult, type FinishReason } from './generate/generate.js';
 export { AdamW, type AdamWOptions } from './optim/adamw.js';
+export * from './tokenizer/index.js';

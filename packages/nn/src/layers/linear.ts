@@ -1,14 +1,14 @@
-import { type Generator, type Tensor, uniform } from '@agent-r1/tensor';
+import type { Tensor } from '@agent-r1/tensor';
 import { Module } from '../module.js';
+import { type InitOptions, normalInit, uniformInit, zerosInit } from './init.js';
 
-export interface LinearOptions {
+export interface LinearOptions extends InitOptions {
   bias?: boolean;
-  dtype?: 'float32' | 'float64';
-  device?: string;
-  generator?: Generator;
+  /** Draw weights from N(0, std²) with a zero bias, instead of PyTorch's U(-1/√in, 1/√in). */
+  std?: number;
 }
 
-/** y = x Wᵀ + b, with W stored [out, in] and both initialised U(-1/√in, 1/√in) as in PyTorch. */
+/** y = x Wᵀ + b, with W stored [out, in] as in PyTorch. */
 export class Linear extends Module {
   readonly weight: Tensor;
   readonly bias: Tensor | null;
@@ -20,14 +20,17 @@ export class Linear extends Module {
   ) {
     super();
     const bound = 1 / Math.sqrt(inFeatures);
-    const init = {
-      dtype: options.dtype ?? 'float32',
-      device: options.device,
-      generator: options.generator,
-    } as const;
-    this.weight = this.parameter('weight', uniform([outFeatures, inFeatures], -bound, bound, init));
-    this.bias =
-      options.bias === false ? null : this.parameter('bias', uniform([outFeatures], -bound, bound, init));
+    const weight =
+      options.std === undefined
+        ? uniformInit([outFeatures, inFeatures], bound, options)
+        : normalInit([outFeatures, inFeatures], options.std, options);
+    this.weight = this.parameter('weight', weight);
+    const bias =
+      options.std === undefined
+        ? uniformInit([outFeatures], bound, options)
+        : zerosInit([outFeatures], options);
+    if (options.bias === false) bias.dispose();
+    this.bias = options.bias === false ? null : this.parameter('bias', bias);
   }
 
   forward(x: Tensor): Tensor {

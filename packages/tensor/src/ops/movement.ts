@@ -2,10 +2,18 @@
  * Shape and layout. reshape (of contiguous data), permute, transpose, slice, narrow, select, expand,
  * squeeze and unsqueeze return views that share storage; concat, stack and contiguous copy.
  */
-import { record } from '../autograd.js';
-import { type Shape, contiguousStrides, formatShape, normalizeAxis, shapesEqual, sizeOf } from '../shape.js';
+import { isGradEnabled, record } from '../autograd.js';
+import {
+  type Shape,
+  broadcastShapes,
+  contiguousStrides,
+  formatShape,
+  normalizeAxis,
+  shapesEqual,
+  sizeOf,
+} from '../shape.js';
 import type { Tensor } from '../tensor.js';
-import { checkSameDevice, empty } from './internal.js';
+import { broadcastView, checkSameDevice, empty } from './internal.js';
 import { sumToShape } from './reduce.js';
 
 /** Copies x into a new contiguous tensor (always a copy). */
@@ -13,6 +21,30 @@ export function clone(x: Tensor): Tensor {
   const out = empty(x.backend, x.shape, x.dtype);
   x.backend.kernels.copy(x, out);
   return record('clone', out, [x], (g) => [g]);
+}
+
+/**
+ * Writes src (broadcast to dst's shape, cast to its dtype) into the view dst, in place, as torch's copy_.
+ * No gradient is recorded: use it for buffers such as a KV cache, not for values that need grads. A parameter
+ * (a leaf that requires grad) can be written only under noGrad().
+ */
+export function copyInto(dst: Tensor, src: Tensor): Tensor {
+  checkSameDevice('copy_', [dst, src]);
+  // A leaf that requires grad (a parameter) may be overwritten under noGrad(), as in torch: optimizers and
+  // checkpoint loading write parameters this way. A computed tensor, or any write with grad on, is refused.
+  if (dst.requiresGrad && (isGradEnabled() || !dst.isLeaf)) {
+    throw new Error(
+      dst.isLeaf
+        ? 'copy_: the destination is a leaf that requires grad; write it inside noGrad() (as optimizers do)'
+        : 'copy_: the destination requires grad; in-place writes would corrupt its graph',
+    );
+  }
+  const shape = broadcastShapes('copy_', dst.shape, src.shape);
+  if (!shapesEqual(shape, dst.shape)) {
+    throw new Error(`copy_: source ${formatShape(src.shape)} does not broadcast to destination ${formatShape(dst.shape)}`);
+  }
+  dst.backend.kernels.copy(broadcastView(src, dst.shape), dst);
+  return dst;
 }
 
 /** x itself if already contiguous (a new handle to it), else a contiguous copy. */

@@ -1,0 +1,68 @@
+/**
+ * Rotary position embeddings (Su et al. 2021), rotate-half layout as in GPT-NeoX and LLaMA: the first and
+ * second halves of each head's features form the (real, imaginary) pairs rotated by position · θ_i.
+ */
+import { type Tensor, concat, embedding, keep, tensor } from '@agent-r1/tensor';
+
+export class RotaryTables {
+  /** [maxLength, headDim / 2] each; buffers, not parameters. */
+  readonly cos: Tensor;
+  readonly sin: Tensor;
+
+  constructor(
+    readonly headDim: number,
+    readonly maxLength: number,
+    base = 10000,
+    options: { dtype?: 'float32' | 'float64'; device?: string } = {},
+  ) {
+    if (headDim % 2 !== 0) throw new Error(`RotaryTables: head dimension must be even, got ${headDim}`);
+    const half = headDim / 2;
+    const cos = new Float64Array(maxLength * half);
+    const sin = new Float64Array(maxLength * half);
+    for (let p = 0; p < maxLength; p++) {
+      for (let i = 0; i < half; i++) {
+        const angle = p * base ** ((-2 * i) / headDim);
+        cos[p * half + i] = Math.cos(angle);
+        sin[p * half + i] = Math.sin(angle);
+      }
+    }
+    const opts = {
+      dtype: options.dtype ?? 'float32',
+      device: options.device,
+      shape: [maxLength, half],
+    } as const;
+    this.cos = keep(tensor(cos, opts));
+    this.sin = keep(tensor(sin, opts));
+  }
+
+  /** cos and sin for int32 positions [B, T], shaped [B, 1, T, headDim / 2] to broadcast over heads. */
+  at(positions: Tensor): { cos: Tensor; sin: Tensor } {
+    const pick = (table: Tensor) => {
+      const rows = embedding(table, positions);
+      const out = rows.unsqueeze(1);
+      rows.dispose();
+      return out;
+    };
+    return { cos: pick(this.cos), sin: pick(this.sin) };
+  }
+
+  dispose(): void {
+    this.cos.dispose();
+    this.sin.dispose();
+  }
+}
+
+/** Rotates x [B, H, T, D] by the angles whose cos/sin are [B, 1, T, D / 2]. */
+export function applyRotary(x: Tensor, cos: Tensor, sin: Tensor): Tensor {
+  const half = x.shape[x.rank - 1] / 2;
+  const [x1, x2] = x.split(half, -1);
+  const a = x1.mul(cos);
+  const b = x2.mul(sin);
+  const c = x2.mul(cos);
+  const d = x1.mul(sin);
+  const first = a.sub(b);
+  const second = c.add(d);
+  const out = concat([first, second], -1);
+  for (const t of [x1, x2, a, b, c, d, first, second]) t.dispose();
+  return out;
+}

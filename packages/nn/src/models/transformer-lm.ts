@@ -1,0 +1,223 @@
+/**
+ * A decoder-only language model: token embedding → N pre-norm blocks (rotary attention, grouped-query heads,
+ * GELU or SwiGLU MLP) → final norm → LM head (optionally tied to the embedding), plus an optional value head
+ * (a scalar per position) for PPO critics.
+ */
+import { Generator, type Tensor, matmul, tensor, tidy } from '@agent-r1/tensor';
+import { KVCache } from '../generate/kv-cache.js';
+import type { AttentionContext } from '../layers/attention.js';
+import { DecoderBlock, makeNorm } from '../layers/block.js';
+import { Embedding } from '../layers/embedding.js';
+import { Linear } from '../layers/linear.js';
+import type { LayerNorm, RMSNorm } from '../layers/norm.js';
+import { RotaryTables } from '../layers/rope.js';
+import { Module } from '../module.js';
+
+export interface TransformerConfig {
+  vocabSize: number;
+  dModel: number;
+  layers: number;
+  heads: number;
+  /** Key/value heads for grouped-query attention (default: heads). */
+  kvHeads?: number;
+  /** Hidden size of the MLP (default: 4·dModel for GELU, ≈ 8/3·dModel rounded to 8 for SwiGLU). */
+  ffnHidden?: number;
+  /** Longest sequence (positions of the rotary tables and the default cache capacity). */
+  maxLength: number;
+  tiedEmbeddings?: boolean;
+  activation?: 'gelu' | 'swiglu';
+  norm?: 'rms' | 'layer';
+  ropeBase?: number;
+  /** Adds a value head on the final hidden states (a critic sharing the trunk). */
+  valueHead?: boolean;
+  /** Seed of the initialisation. */
+  seed?: number;
+  dtype?: 'float32' | 'float64';
+  device?: string;
+}
+
+export type ResolvedConfig = Required<Omit<TransformerConfig, 'device'>> & { device?: string };
+
+export function resolveConfig(c: TransformerConfig): ResolvedConfig {
+  const activation = c.activation ?? 'swiglu';
+  const defaultHidden = activation === 'gelu' ? 4 * c.dModel : Math.ceil((8 * c.dModel) / 3 / 8) * 8;
+  for (const key of ['vocabSize', 'dModel', 'layers', 'heads', 'maxLength'] as const) {
+    if (!Number.isInteger(c[key]) || c[key] <= 0)
+      throw new Error(`TransformerConfig: ${key} must be a positive integer, got ${c[key]}`);
+  }
+  return {
+    vocabSize: c.vocabSize,
+    dModel: c.dModel,
+    layers: c.layers,
+    heads: c.heads,
+    kvHeads: c.kvHeads ?? c.heads,
+    ffnHidden: c.ffnHidden ?? defaultHidden,
+    maxLength: c.maxLength,
+    tiedEmbeddings: c.tiedEmbeddings ?? true,
+    activation,
+    norm: c.norm ?? 'rms',
+    ropeBase: c.ropeBase ?? 10000,
+    valueHead: c.valueHead ?? false,
+    seed: c.seed ?? 0,
+    dtype: c.dtype ?? 'float32',
+    device: c.device,
+  };
+}
+
+export interface ForwardOptions {
+  /** Valid tokens per row of a right-padded batch (default: every row is full). */
+  lengths?: readonly number[];
+  /** Read and extend this cache: row b's tokens go after its cached positions. */
+  cache?: KVCache;
+}
+
+export interface ForwardResult {
+  /** [B, T, vocab]. */
+  logits: Tensor;
+  /** [B, T] when the model has a value head, else null. */
+  values: Tensor | null;
+}
+
+export class TransformerLM extends Module {
+  readonly config: ResolvedConfig;
+  readonly embed: Embedding;
+  readonly blocks: DecoderBlock[];
+  readonly finalNorm: LayerNorm | RMSNorm;
+  readonly head: Linear | null;
+  readonly valueHead: Linear | null;
+  private readonly rotary: RotaryTables;
+
+  constructor(config: TransformerConfig) {
+    super();
+    const c = resolveConfig(config);
+    this.config = c;
+    const generator = new Generator(c.seed);
+    const init = { dtype: c.dtype, device: c.device, generator };
+    // GPT-2 initialisation: N(0, 0.02), residual projections scaled by 1/√(2·layers).
+    const std = 0.02;
+    const outStd = std / Math.sqrt(2 * c.layers);
+    this.embed = this.module('embed', new Embedding(c.vocabSize, c.dModel, { ...init, std }));
+    const block = {
+      ...init,
+      dim: c.dModel,
+      heads: c.heads,
+      kvHeads: c.kvHeads,
+      std,
+      outStd,
+      ffnHidden: c.ffnHidden,
+      activation: c.activation,
+      norm: c.norm,
+    };
+    this.blocks = Array.from({ length: c.layers }, (_, i) =>
+      this.module(`blocks.${i}`, new DecoderBlock(block)),
+    );
+    this.finalNorm = this.module('finalNorm', makeNorm(c.norm, c.dModel, block));
+    this.head = c.tiedEmbeddings
+      ? null
+      : this.module('head', new Linear(c.dModel, c.vocabSize, { ...init, std, bias: false }));
+    this.valueHead = c.valueHead
+      ? this.module('valueHead', new Linear(c.dModel, 1, { ...init, std, bias: true }))
+      : null;
+    this.rotary = new RotaryTables(c.dModel / c.heads, c.maxLength, c.ropeBase, {
+      dtype: c.dtype,
+      device: c.device,
+    });
+  }
+
+  get headDim(): number {
+    return this.config.dModel / this.config.heads;
+  }
+
+  /** A cache for `batch` sequences of up to `capacity` positions (default: maxLength). */
+  createCache(batch: number, capacity = this.config.maxLength): KVCache {
+    return new KVCache({
+      layers: this.config.layers,
+      batch,
+      kvHeads: this.config.kvHeads,
+      headDim: this.headDim,
+      capacity,
+      dtype: this.config.dtype,
+      device: this.config.device,
+    });
+  }
+
+  /** ids: int32 [B, T]. Without a cache, attention is causal over the given tokens (and their lengths). */
+  forward(ids: Tensor, options: ForwardOptions = {}): ForwardResult {
+    if (ids.rank !== 2 || ids.dtype !== 'int32') {
+      throw new Error(
+        `TransformerLM.forward: ids must be int32 [batch, time], got ${ids.dtype} [${ids.shape}]`,
+      );
+    }
+    const [B, T] = ids.shape;
+    const lengths = options.lengths ?? new Array<number>(B).fill(T);
+    if (lengths.length !== B || lengths.some((n) => n < 0 || n > T)) {
+      throw new Error(
+        `TransformerLM.forward: lengths [${lengths}] must give 0..${T} tokens for each of ${B} rows`,
+      );
+    }
+    const cache = options.cache;
+    if (cache && cache.batch !== B)
+      throw new Error(`TransformerLM.forward: cache holds ${cache.batch} rows, ids has ${B}`);
+    const starts = cache ? [...cache.lengths] : new Array<number>(B).fill(0);
+    const keys = Math.max(...starts.map((s, b) => s + lengths[b]), 1);
+    if (keys > this.config.maxLength) {
+      throw new Error(`TransformerLM.forward: ${keys} positions exceed maxLength ${this.config.maxLength}`);
+    }
+    cache?.checkRoom(lengths);
+    const out = tidy(() => {
+      const positions = tensor(
+        Int32Array.from({ length: B * T }, (_, i) =>
+          Math.min(starts[Math.floor(i / T)] + (i % T), this.config.maxLength - 1),
+        ),
+        { shape: [B, T], device: ids.device },
+      );
+      const { cos, sin } = this.rotary.at(positions);
+      const padded = lengths.some((n) => n !== T);
+      const mask = cache || padded ? keepMask(starts, lengths, T, keys, ids.device) : null;
+      let h = this.embed.forward(ids);
+      this.blocks.forEach((block, layer) => {
+        const ctx: AttentionContext = {
+          cos,
+          sin,
+          mask,
+          cache: cache ? { kv: cache, layer, added: lengths, keys } : null,
+        };
+        h = block.forward(h, ctx);
+      });
+      h = this.finalNorm.forward(h);
+      const logits = this.head ? this.head.forward(h) : matmul(h, this.embed.weight.transpose(0, 1));
+      const values = this.valueHead ? this.valueHead.forward(h).squeeze(-1) : null;
+      return { logits, values };
+    });
+    cache?.advance(lengths);
+    return out;
+  }
+
+  override dispose(): void {
+    super.dispose();
+    this.rotary.dispose();
+  }
+}
+
+/**
+ * Bool [B, 1, T, S]: query t of row b (at position start_b + t) sees key j when j <= start_b + t and j is
+ * one of the row's written positions; padding queries see the row's last written key.
+ */
+function keepMask(
+  starts: number[],
+  lengths: readonly number[],
+  T: number,
+  S: number,
+  device: string,
+): Tensor {
+  const B = starts.length;
+  const data = new Uint8Array(B * T * S);
+  for (let b = 0; b < B; b++) {
+    const end = starts[b] + lengths[b];
+    for (let t = 0; t < T; t++) {
+      const last = Math.min(starts[b] + t, end - 1);
+      for (let j = 0; j <= last; j++) data[(b * T + t) * S + j] = 1;
+    }
+  }
+  return tensor(data, { shape: [B, 1, T, S], dtype: 'bool', device });
+}

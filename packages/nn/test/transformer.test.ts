@@ -1,0 +1,201 @@
+import { Generator, crossEntropy, memory, randint, tensor, tidy } from '@agent-r1/tensor';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { AdamW, TransformerLM, extend, generate } from '../src/index.js';
+
+const tiny = { vocabSize: 23, dModel: 16, layers: 2, heads: 4, kvHeads: 2, maxLength: 32, seed: 7 };
+
+function maxAbsDiff(a: ArrayLike<number>, b: ArrayLike<number>): number {
+  let m = 0;
+  for (let i = 0; i < a.length; i++) m = Math.max(m, Math.abs(a[i] - b[i]));
+  return m;
+}
+
+describe('TransformerLM', () => {
+  it('gives logits [B, T, V] and values [B, T] with a value head; counts parameters', () => {
+    const model = new TransformerLM({ ...tiny, valueHead: true });
+    const ids = tensor(
+      [
+        [1, 2, 3],
+        [4, 5, 6],
+      ],
+      { dtype: 'int32' },
+    );
+    const { logits, values } = model.forward(ids);
+    expect(logits.shape).toEqual([2, 3, 23]);
+    expect(values!.shape).toEqual([2, 3]);
+    // embed 23·16; per block: 2 norms·16 + q 16·16 + k,v 2·(16·8) + o 16·16 + swiglu 3·(16·48); final norm; value head 17
+    expect(model.numParameters()).toBe(23 * 16 + 2 * (32 + 256 + 256 + 256 + 3 * 16 * 48) + 16 + 17);
+    model.dispose();
+  });
+
+  it('is reproducible from its seed and differs across seeds', () => {
+    const a = new TransformerLM(tiny).embed.weight.dataSync();
+    const b = new TransformerLM(tiny).embed.weight.dataSync();
+    const c = new TransformerLM({ ...tiny, seed: 8 }).embed.weight.dataSync();
+    expect(a).toEqual(b);
+    expect(a).not.toEqual(c);
+  });
+
+  it('is causal: changing a later token leaves earlier logits unchanged', () => {
+    const model = new TransformerLM(tiny);
+    const l1 = model.forward(tensor([[1, 2, 3, 4]], { dtype: 'int32' })).logits.dataSync();
+    const l2 = model.forward(tensor([[1, 2, 3, 9]], { dtype: 'int32' })).logits.dataSync();
+    expect(maxAbsDiff(l1.subarray(0, 3 * 23), l2.subarray(0, 3 * 23))).toBe(0);
+    expect(maxAbsDiff(l1.subarray(3 * 23), l2.subarray(3 * 23))).toBeGreaterThan(0);
+  });
+
+  it('ignores right padding: a padded row gives the logits of the unpadded row', () => {
+    const model = new TransformerLM(tiny);
+    const alone = model.forward(tensor([[5, 6]], { dtype: 'int32' })).logits.dataSync();
+    const padded = model
+      .forward(
+        tensor(
+          [
+            [5, 6, 0, 0],
+            [1, 2, 3, 4],
+          ],
+          { dtype: 'int32' },
+        ),
+        { lengths: [2, 4] },
+      )
+      .logits.dataSync();
+    expect(maxAbsDiff(alone, padded.subarray(0, 2 * 23))).toBeLessThan(1e-5);
+  });
+
+  it('KV-cache decoding returns the logits of a full forward pass (random prompts and splits)', () => {
+    const model = new TransformerLM({ ...tiny, dtype: 'float64' });
+    fc.assert(
+      fc.property(
+        fc.array(fc.array(fc.integer({ min: 0, max: 22 }), { minLength: 1, maxLength: 6 }), {
+          minLength: 1,
+          maxLength: 3,
+        }),
+        fc.array(fc.integer({ min: 0, max: 22 }), { minLength: 1, maxLength: 4 }),
+        (prompts, continuation) => {
+          const cache = model.createCache(prompts.length);
+          let last = extend(model, cache, prompts);
+          // Append the continuation one token at a time (decode), or all at once for odd rows (observation).
+          for (const token of continuation)
+            last = extend(
+              model,
+              cache,
+              prompts.map(() => [token]),
+            );
+          prompts.forEach((p, b) => {
+            const full = [...p, ...continuation];
+            const ref = model.forward(tensor([full], { dtype: 'int32' })).logits.dataSync();
+            const V = 23;
+            expect(maxAbsDiff(last[b]!, ref.subarray((full.length - 1) * V))).toBeLessThan(1e-9);
+          });
+          expect(cache.lengths).toEqual(prompts.map((p) => p.length + continuation.length));
+          cache.dispose();
+        },
+      ),
+      { numRuns: 15 },
+    );
+  });
+
+  it('rows of a cache advance independently (an observation appended to one row only)', () => {
+    const model = new TransformerLM({ ...tiny, dtype: 'float64' });
+    const cache = model.createCache(2);
+    extend(model, cache, [[1, 2], [3]]);
+    const last = extend(model, cache, [[4, 5, 6], []]);
+    expect(last[1]).toBeNull();
+    const ref = model.forward(tensor([[1, 2, 4, 5, 6]], { dtype: 'int32' })).logits.dataSync();
+    expect(maxAbsDiff(last[0]!, ref.subarray(4 * 23))).toBeLessThan(1e-9);
+    expect(cache.lengths).toEqual([5, 1]);
+  });
+
+  it('overfits a short text to near-zero loss', () => {
+    const text = 'the agent searches, reads, and answers. '.repeat(2);
+    const ids = Array.from(text, (ch) => ch.charCodeAt(0) % 23);
+    const model = new TransformerLM({ ...tiny, dModel: 32, heads: 4, kvHeads: 4, maxLength: 128 });
+    const opt = new AdamW(model.parameters(), { lr: 0.01, weightDecay: 0 });
+    const x = tensor([ids.slice(0, -1)], { dtype: 'int32' });
+    const y = tensor([ids.slice(1)], { dtype: 'int32' });
+    let loss = Number.POSITIVE_INFINITY;
+    let before = memory();
+    for (let step = 0; step < 150 && loss > 0.05; step++) {
+      loss = tidy(() => {
+        const l = crossEntropy(model.forward(x).logits, y);
+        l.backward();
+        opt.step();
+        opt.zeroGrad();
+        return l.itemSync();
+      });
+      if (step === 0) before = memory();
+    }
+    expect(loss).toBeLessThan(0.05);
+    expect(memory()).toEqual(before);
+  });
+});
+
+describe('generate', () => {
+  const model = new TransformerLM(tiny);
+
+  it('is reproducible from a seed, stops per row on its stop token, returns log-probs', () => {
+    const run = () =>
+      generate(model, [[1, 2], [3]], { maxNewTokens: 8, generator: new Generator(5), temperature: 1.5 });
+    const a = run();
+    const b = run();
+    expect(a.tokens).toEqual(b.tokens);
+    expect(a.logprobs).toEqual(b.logprobs);
+    expect(a.tokens.every((t) => t.length === 8)).toBe(true);
+    expect(a.logprobs.flat().every((l) => l < 0 && Number.isFinite(l))).toBe(true);
+    const stop = a.tokens[0][2];
+    const c = generate(model, [[1, 2], [3]], {
+      maxNewTokens: 8,
+      generator: new Generator(5),
+      temperature: 1.5,
+      stopTokens: [[stop], []],
+    });
+    expect(c.tokens[0]).toEqual(a.tokens[0].slice(0, a.tokens[0].indexOf(stop) + 1));
+    expect(c.finishReasons).toEqual(['stop_token', 'length']);
+    expect(c.tokens[1]).toEqual(a.tokens[1]);
+    for (const r of [a, b, c]) r.cache.dispose();
+  });
+
+  it('greedy decoding with the cache equals arg-max of full forward passes', () => {
+    const { tokens, cache } = generate(model, [[4, 5, 6]], { maxNewTokens: 5, greedy: true });
+    const seq = [4, 5, 6];
+    for (let i = 0; i < 5; i++) {
+      const logits = tidy(() =>
+        model
+          .forward(tensor([seq], { dtype: 'int32' }))
+          .logits.select(1, seq.length - 1)
+          .argmax(-1)
+          .dataSync(),
+      );
+      seq.push(logits[0]);
+    }
+    expect(tokens[0]).toEqual(seq.slice(3));
+    expect(cache.lengths).toEqual([8]);
+    cache.dispose();
+  });
+
+  it('stop strings end a row when the decoded text contains them', () => {
+    const decode = (ids: readonly number[]) => ids.map((i) => String.fromCharCode(97 + i)).join('');
+    const a = generate(model, [[1]], { maxNewTokens: 6, generator: new Generator(1), temperature: 2 });
+    const target = decode(a.tokens[0].slice(1, 3));
+    const b = generate(model, [[1]], {
+      maxNewTokens: 6,
+      generator: new Generator(1),
+      temperature: 2,
+      stopStrings: [target],
+      decode,
+    });
+    expect(decode(b.tokens[0]).endsWith(target)).toBe(true);
+    expect(b.finishReasons[0]).toBe('stop_string');
+    for (const r of [a, b]) r.cache.dispose();
+  });
+
+  it('samples with top-k = 1 the arg-max token', () => {
+    const ids = randint(0, 23, [1, 4], { generator: new Generator(3) });
+    const prompt = Array.from(ids.dataSync());
+    const greedy = generate(model, [prompt], { maxNewTokens: 4, greedy: true });
+    const topk = generate(model, [prompt], { maxNewTokens: 4, topK: 1, generator: new Generator(9) });
+    expect(topk.tokens).toEqual(greedy.tokens);
+    for (const r of [greedy, topk]) r.cache.dispose();
+  });
+});
