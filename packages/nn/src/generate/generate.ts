@@ -46,7 +46,7 @@ function padBatch(
 ): { ids: Tensor; lengths: number[] } {
   const T = Math.max(1, ...rows.map((r) => r.length));
   const data = new Int32Array(rows.length * T);
-  rows.forEach((r, b) => data.set(r, b * T));
+  for (const [b, r] of rows.entries()) data.set(r, b * T);
   return { ids: tensor(data, { shape: [rows.length, T], device }), lengths: rows.map((r) => r.length) };
 }
 
