@@ -21,6 +21,13 @@ export {
 } from './models/transformer-lm.js';
 export { KVCache, type KVCacheShape } from './generate/kv-cache.js';
 export { sampleToken, type SamplingOptions, type Sampled } from './generate/sampling.js';
-export { generate, extend, type GenerateOptions, type GenerateResult, type FinishReason } from './generate/generate.js';
-export { AdamW, type AdamWOptions } from './optim/adamw.js';
+export {
+  generate,
+  extend,
+  type GenerateOptions,
+  type GenerateResult,
+  type FinishReason,
+} from './generate/generate.js';
+export * from './optim/index.js';
+export * from './io/index.js';
 export * from './tokenizer/index.js';

@@ -1,0 +1,316 @@
+/**
+ * Checkpoints: a folder holding
+ *
+ *   model.safetensors      the model's parameters by dotted name ("blocks.0.attn.qkv.weight")
+ *   optimizer.safetensors  the optimizer's buffers by "<param name>.<buffer>" ("fc.weight.m", "fc.weight.v"),
+ *                          its step and groups as JSON in the metadata entry "optimizer"
+ *   state.json             {format, version, step, generators: {name: {key, counter}}, state: <the trainer's>}
+ *
+ * saveCheckpoint writes everything into a temporary folder next to the target, flushed to disk, and renames
+ * it into place, so a checkpoint folder is always complete: a crash leaves the previous checkpoint (or none)
+ * plus a hidden temporary folder, never a half-written one.
+ */
+import { mkdir, readFile, readdir, rename, rm, stat } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { type Generator, type Tensor, dispose, noGrad } from '@agent-r1/tensor';
+import type { Module } from '../module.js';
+import type { GroupState, Optimizer, OptimizerState, ParamNames } from '../optim/optimizer.js';
+import {
+  parseSafetensors,
+  serializeSafetensorsAsync,
+  siblingTempPath,
+  writeFileAtomic,
+} from './safetensors.js';
+
+export const MODEL_FILE = 'model.safetensors';
+export const OPTIMIZER_FILE = 'optimizer.safetensors';
+export const STATE_FILE = 'state.json';
+const CHECKPOINT_FILES = new Set([MODEL_FILE, OPTIMIZER_FILE, STATE_FILE]);
+const FORMAT = 'agent-r1-checkpoint';
+const VERSION = 1;
+const OPTIMIZER_METADATA_KEY = 'optimizer';
+
+// biome-ignore lint/suspicious/noExplicitAny: any optimizer, whatever its hyper-parameters
+type AnyOptimizer = Optimizer<any>;
+
+export interface GeneratorState {
+  key: [number, number];
+  counter: number;
+}
+
+export interface SaveCheckpointOptions {
+  model: Module;
+  optimizer?: AnyOptimizer;
+  /** Random generators whose positions to save (data order, dropout …), by a name of your choosing. */
+  generators?: Record<string, Generator>;
+  /** Anything else the trainer needs to resume (must survive JSON.stringify / JSON.parse). */
+  state?: unknown;
+}
+
+export interface LoadCheckpointOptions {
+  model: Module;
+  optimizer?: AnyOptimizer;
+  /** Generators to move to their saved positions; each must be seeded as the saved one was. */
+  generators?: Record<string, Generator>;
+  /** Refuse missing, unexpected or mis-shaped model tensors (default true); see loadStateDict. */
+  strict?: boolean;
+}
+
+interface StateFile {
+  format: string;
+  version: number;
+  step: number | null;
+  generators: Record<string, GeneratorState>;
+  state: unknown;
+}
+
+/** The model's parameters by name (the live tensors, not copies). */
+export function stateDict(model: Module): Record<string, Tensor> {
+  return Object.fromEntries(model.namedParameters());
+}
+
+/** Maps each of the model's parameters to its name, as optimizer states name them. */
+export function parameterNames(model: Module): ParamNames {
+  return new Map([...model.namedParameters()].map(([name, p]) => [p, name]));
+}
+
+export interface LoadStateDictResult {
+  /** Parameters of the model with no tensor of that name. */
+  missing: string[];
+  /** Tensors that name no parameter of the model. */
+  unexpected: string[];
+  /** Tensors whose shape (or kind of dtype) does not match their parameter's. */
+  mismatched: { name: string; expected: string; got: string }[];
+}
+
+const describe = (t: Tensor) => `[${t.shape.join(', ')}] ${t.dtype}`;
+const isFloat = (t: Tensor) => t.dtype === 'float32' || t.dtype === 'float64';
+
+/** What loadStateDict would report, without copying anything. */
+export function compareStateDict(model: Module, tensors: Record<string, Tensor>): LoadStateDictResult {
+  const params = new Map(model.namedParameters());
+  const result: LoadStateDictResult = { missing: [], unexpected: [], mismatched: [] };
+  for (const [name, p] of params) {
+    const t = tensors[name];
+    if (!t) result.missing.push(name);
+    else if (
+      t.shape.length !== p.shape.length ||
+      t.shape.some((d, i) => d !== p.shape[i]) ||
+      (t.dtype !== p.dtype && !(isFloat(t) && isFloat(p)))
+    )
+      result.mismatched.push({ name, expected: describe(p), got: describe(t) });
+  }
+  for (const name of Object.keys(tensors)) if (!params.has(name)) result.unexpected.push(name);
+  return result;
+}
+
+function isClean(r: LoadStateDictResult): boolean {
+  return !r.missing.length && !r.unexpected.length && !r.mismatched.length;
+}
+
+function formatProblems(r: LoadStateDictResult): string {
+  const parts: string[] = [];
+  if (r.missing.length) parts.push(`missing: ${r.missing.join(', ')}`);
+  if (r.unexpected.length) parts.push(`unexpected: ${r.unexpected.join(', ')}`);
+  if (r.mismatched.length)
+    parts.push(
+      `mis-shaped: ${r.mismatched.map((m) => `${m.name} (model ${m.expected}, got ${m.got})`).join(', ')}`,
+    );
+  return parts.join('; ');
+}
+
+/**
+ * Copies tensors into the model's parameters of the same names (in place, under noGrad; float32 and float64
+ * convert). With `strict` (the default) any missing, unexpected or mis-shaped tensor throws one error naming
+ * them all, before anything is copied; otherwise the tensors that fit are copied and the rest are returned.
+ * The caller still owns `tensors`.
+ */
+export function loadStateDict(
+  model: Module,
+  tensors: Record<string, Tensor>,
+  options: { strict?: boolean; source?: string } = {},
+): LoadStateDictResult {
+  const result = compareStateDict(model, tensors);
+  if ((options.strict ?? true) && !isClean(result))
+    throw new Error(
+      `loadStateDict${options.source ? ` (${options.source})` : ''}: ${formatProblems(result)}`,
+    );
+  const skip = new Set(result.mismatched.map((m) => m.name));
+  noGrad(() => {
+    for (const [name, p] of model.namedParameters()) {
+      const src = tensors[name];
+      if (!src || skip.has(name)) continue;
+      const onDevice = src.device === p.device ? src : src.to(p.device);
+      p.copy_(onDevice);
+      if (onDevice !== src) onDevice.dispose();
+    }
+  });
+  return result;
+}
+
+function generatorState(g: Generator): GeneratorState {
+  const { key, counter } = g.state;
+  return { key: [key[0], key[1]], counter };
+}
+
+/** Serializes everything first, so that a failure (a disposed tensor, state that is not JSON) writes nothing. */
+async function encodeCheckpoint(contents: SaveCheckpointOptions): Promise<Map<string, Uint8Array>> {
+  const files = new Map<string, Uint8Array>();
+  files.set(MODEL_FILE, await serializeSafetensorsAsync(stateDict(contents.model), { format: FORMAT }));
+  if (contents.optimizer) {
+    const { tensors, ...meta } = contents.optimizer.state(parameterNames(contents.model));
+    files.set(
+      OPTIMIZER_FILE,
+      await serializeSafetensorsAsync(tensors, {
+        format: FORMAT,
+        [OPTIMIZER_METADATA_KEY]: JSON.stringify(meta),
+      }),
+    );
+  }
+  const generators = Object.fromEntries(
+    Object.entries(contents.generators ?? {}).map(([name, g]) => [name, generatorState(g)]),
+  );
+  const state: StateFile = {
+    format: FORMAT,
+    version: VERSION,
+    step: contents.optimizer?.steps ?? null,
+    generators,
+    state: contents.state ?? null,
+  };
+  let json: string;
+  try {
+    json = JSON.stringify(state, null, 2);
+  } catch (err) {
+    throw new Error(`saveCheckpoint: the state cannot be written as JSON: ${(err as Error).message}`, {
+      cause: err,
+    });
+  }
+  files.set(STATE_FILE, new TextEncoder().encode(`${json}\n`));
+  return files;
+}
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await stat(path);
+    return true;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false;
+    throw err;
+  }
+}
+
+/**
+ * Saves model parameters, optimizer state, generator positions and the trainer's JSON state into the folder
+ * `dir`, replacing the checkpoint there (a folder holding anything but checkpoint files is refused, not
+ * replaced). The folder appears complete or not at all.
+ */
+export async function saveCheckpoint(dir: string, contents: SaveCheckpointOptions): Promise<void> {
+  const files = await encodeCheckpoint(contents);
+  if (await exists(dir)) {
+    const entries = await readdir(dir).catch((err: NodeJS.ErrnoException) => {
+      throw new Error(`saveCheckpoint: ${dir} exists and is not a checkpoint folder (${err.code})`, {
+        cause: err,
+      });
+    });
+    const foreign = entries.filter((e) => !CHECKPOINT_FILES.has(e));
+    if (foreign.length)
+      throw new Error(
+        `saveCheckpoint: ${dir} holds files that are not part of a checkpoint (${foreign.join(', ')}); refusing to replace it`,
+      );
+  }
+  await mkdir(dirname(dir), { recursive: true });
+  const tmp = siblingTempPath(dir, 'tmp');
+  let old: string | null = null;
+  try {
+    await mkdir(tmp);
+    for (const [name, bytes] of files) await writeFileAtomic(join(tmp, name), bytes);
+    if (await exists(dir)) {
+      old = siblingTempPath(dir, 'old');
+      await rename(dir, old);
+    }
+    try {
+      await rename(tmp, dir);
+    } catch (err) {
+      if (old) await rename(old, dir);
+      old = null;
+      throw err;
+    }
+  } catch (err) {
+    await rm(tmp, { recursive: true, force: true });
+    throw err;
+  }
+  if (old) await rm(old, { recursive: true, force: true });
+}
+
+async function readCheckpointFile(dir: string, name: string): Promise<Uint8Array> {
+  try {
+    return await readFile(join(dir, name));
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT')
+      throw new Error(`loadCheckpoint: ${dir} has no ${name}`, { cause: err });
+    throw err;
+  }
+}
+
+function parseStateFile(bytes: Uint8Array, path: string): StateFile {
+  let state: StateFile;
+  try {
+    state = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes));
+  } catch (err) {
+    throw new Error(`loadCheckpoint: ${path} is not valid JSON: ${(err as Error).message}`, { cause: err });
+  }
+  if (state?.format !== FORMAT || state.version !== VERSION)
+    throw new Error(`loadCheckpoint: ${path} is not a version-${VERSION} ${FORMAT} state file`);
+  return state;
+}
+
+/**
+ * Loads a checkpoint written by saveCheckpoint into an existing model (and optimizer, and generators),
+ * checking everything before changing anything, and returns the trainer's JSON state.
+ */
+export async function loadCheckpoint<S = unknown>(dir: string, options: LoadCheckpointOptions): Promise<S> {
+  const statePath = join(dir, STATE_FILE);
+  const state = parseStateFile(await readCheckpointFile(dir, STATE_FILE), statePath);
+  const modelPath = join(dir, MODEL_FILE);
+  const model = parseSafetensors(await readCheckpointFile(dir, MODEL_FILE), { source: modelPath }).tensors;
+  let optimizerTensors: Record<string, Tensor> = {};
+  try {
+    let optimizerState: OptimizerState | null = null;
+    const names = parameterNames(options.model);
+    if (options.optimizer) {
+      const optimizerPath = join(dir, OPTIMIZER_FILE);
+      const parsed = parseSafetensors(await readCheckpointFile(dir, OPTIMIZER_FILE), {
+        source: optimizerPath,
+      });
+      optimizerTensors = parsed.tensors;
+      const meta = parsed.metadata[OPTIMIZER_METADATA_KEY];
+      if (meta === undefined)
+        throw new Error(`loadCheckpoint: ${optimizerPath} has no '${OPTIMIZER_METADATA_KEY}' metadata`);
+      const { kind, step, groups } = JSON.parse(meta) as { kind: string; step: number; groups: GroupState[] };
+      optimizerState = { kind, step, groups, tensors: optimizerTensors };
+      options.optimizer.checkState(optimizerState, names);
+    }
+    const positions: [Generator, number][] = [];
+    for (const [name, g] of Object.entries(options.generators ?? {})) {
+      const saved = state.generators?.[name];
+      if (!saved) throw new Error(`loadCheckpoint: ${statePath} saved no generator '${name}'`);
+      const key = g.state.key;
+      if (saved.key[0] !== key[0] || saved.key[1] !== key[1])
+        throw new Error(
+          `loadCheckpoint: generator '${name}' has key [${key}] but the saved one had [${saved.key}]; seed it as it was seeded`,
+        );
+      positions.push([g, saved.counter]);
+    }
+    const problems = compareStateDict(options.model, model);
+    if ((options.strict ?? true) && !isClean(problems))
+      throw new Error(`loadStateDict (${modelPath}): ${formatProblems(problems)}`);
+    // Everything checked: now change things.
+    loadStateDict(options.model, model, { strict: false, source: modelPath });
+    if (options.optimizer && optimizerState) options.optimizer.loadState(optimizerState, names);
+    for (const [g, counter] of positions) g.position = counter;
+    return state.state as S;
+  } finally {
+    dispose(model);
+    dispose(optimizerTensors);
+  }
+}

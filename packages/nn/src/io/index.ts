@@ -1,0 +1,26 @@
+export {
+  serializeSafetensors,
+  serializeSafetensorsAsync,
+  parseSafetensors,
+  saveSafetensors,
+  loadSafetensors,
+  writeFileAtomic,
+  type ParsedSafetensors,
+  type ParseOptions,
+  type SafetensorsMetadata,
+} from './safetensors.js';
+export {
+  saveCheckpoint,
+  loadCheckpoint,
+  loadStateDict,
+  compareStateDict,
+  stateDict,
+  parameterNames,
+  MODEL_FILE,
+  OPTIMIZER_FILE,
+  STATE_FILE,
+  type SaveCheckpointOptions,
+  type LoadCheckpointOptions,
+  type LoadStateDictResult,
+  type GeneratorState,
+} from './checkpoint.js';

@@ -1,0 +1,397 @@
+/**
+ * The safetensors format (https://github.com/huggingface/safetensors), read and written exactly:
+ *
+ *   8 bytes   N, the header length, a little-endian unsigned 64-bit integer
+ *   N bytes   a UTF-8 JSON object {"__metadata__": {string: string}, "<name>": {"dtype": "F32",
+ *             "shape": [2, 3], "data_offsets": [begin, end]}, …}, padded with spaces to a multiple of 8
+ *   the rest  the tensors' bytes, little-endian, row-major; offsets count from the end of the header, and the
+ *             tensors cover it exactly (no gap, no overlap, nothing after the last one)
+ *
+ * Written like the reference implementation: tensors ordered by dtype (widest first) then name, so that every
+ * tensor is aligned to its element size; `__metadata__` first, omitted when not given. F32, F64, I32 and BOOL
+ * (one byte, 0 or 1) map to our dtypes; reading also accepts F16 and BF16 (as float32) and I8, U8, I16, U16,
+ * U32, I64, U64 (as int32, when every value fits).
+ */
+import { randomBytes } from 'node:crypto';
+import { open, readFile, rename, rm } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
+import { type DType, type Tensor, type TypedArray, tensor } from '@agent-r1/tensor';
+
+export type SafetensorsMetadata = Record<string, string>;
+
+export interface ParsedSafetensors {
+  tensors: Record<string, Tensor>;
+  metadata: SafetensorsMetadata;
+}
+
+export interface ParseOptions {
+  /** What to call the bytes in error messages (loadSafetensors passes the path). */
+  source?: string;
+  /** Where to put the tensors (default: the default device). */
+  device?: string;
+}
+
+/** The reference implementation refuses headers over 100 MB. */
+const MAX_HEADER_BYTES = 100_000_000;
+const METADATA_KEY = '__metadata__';
+
+const WRITE_DTYPE: Record<DType, string> = { float64: 'F64', float32: 'F32', int32: 'I32', bool: 'BOOL' };
+/** The reference sorts by its dtype enum, widest first; among ours that is F64, F32, I32, BOOL. */
+const WRITE_RANK: Record<DType, number> = { float64: 0, float32: 1, int32: 2, bool: 3 };
+
+interface ReadDtype {
+  bytes: number;
+  dtype: DType;
+  /** Decodes `n` elements from little-endian bytes, or returns the reason it cannot. */
+  decode(bytes: Uint8Array, n: number): TypedArray | string;
+}
+
+const LITTLE_ENDIAN_HOST = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
+
+/** A fresh, aligned copy of the bytes with each `width`-byte element in host order. */
+function hostOrder(bytes: Uint8Array, width: number): ArrayBuffer {
+  const out = new Uint8Array(bytes.length);
+  out.set(bytes);
+  if (!LITTLE_ENDIAN_HOST && width > 1) {
+    for (let i = 0; i < out.length; i += width) out.subarray(i, i + width).reverse();
+  }
+  return out.buffer;
+}
+
+function direct(dtype: DType, width: number, make: (b: ArrayBuffer) => TypedArray): ReadDtype {
+  return { bytes: width, dtype, decode: (bytes) => make(hostOrder(bytes, width)) };
+}
+
+function toInt32(width: number, read: (v: DataView, i: number) => number | bigint): ReadDtype {
+  return {
+    bytes: width,
+    dtype: 'int32',
+    decode(bytes, n) {
+      const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+      const out = new Int32Array(n);
+      for (let i = 0; i < n; i++) {
+        const v = Number(read(view, i * width));
+        if (v < -2147483648 || v > 2147483647)
+          return `element ${i} is ${read(view, i * width)}, outside the int32 range it is read into`;
+        out[i] = v;
+      }
+      return out;
+    },
+  };
+}
+
+function halfToFloat(h: number): number {
+  const sign = h & 0x8000 ? -1 : 1;
+  const exponent = (h >> 10) & 0x1f;
+  const mantissa = h & 0x3ff;
+  if (exponent === 0) return sign * mantissa * 2 ** -24;
+  if (exponent === 31) return mantissa ? Number.NaN : sign * Number.POSITIVE_INFINITY;
+  return sign * (1 + mantissa / 1024) * 2 ** (exponent - 15);
+}
+
+const READ_DTYPES: Record<string, ReadDtype> = {
+  F64: direct('float64', 8, (b) => new Float64Array(b)),
+  F32: direct('float32', 4, (b) => new Float32Array(b)),
+  I32: direct('int32', 4, (b) => new Int32Array(b)),
+  BOOL: {
+    bytes: 1,
+    dtype: 'bool',
+    decode(bytes) {
+      const bad = bytes.findIndex((b) => b > 1);
+      return bad >= 0 ? `element ${bad} is the byte ${bytes[bad]}, not 0 or 1` : new Uint8Array(bytes);
+    },
+  },
+  F16: {
+    bytes: 2,
+    dtype: 'float32',
+    decode(bytes, n) {
+      const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+      const out = new Float32Array(n);
+      for (let i = 0; i < n; i++) out[i] = halfToFloat(view.getUint16(2 * i, true));
+      return out;
+    },
+  },
+  BF16: {
+    bytes: 2,
+    dtype: 'float32',
+    decode(bytes, n) {
+      const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+      const bits = new Uint32Array(n);
+      for (let i = 0; i < n; i++) bits[i] = view.getUint16(2 * i, true) << 16;
+      return new Float32Array(bits.buffer);
+    },
+  },
+  I8: toInt32(1, (v, o) => v.getInt8(o)),
+  U8: toInt32(1, (v, o) => v.getUint8(o)),
+  I16: toInt32(2, (v, o) => v.getInt16(o, true)),
+  U16: toInt32(2, (v, o) => v.getUint16(o, true)),
+  U32: toInt32(4, (v, o) => v.getUint32(o, true)),
+  I64: toInt32(8, (v, o) => v.getBigInt64(o, true)),
+  U64: toInt32(8, (v, o) => v.getBigUint64(o, true)),
+};
+
+// ---- writing ----
+
+interface Entry {
+  name: string;
+  dtype: DType;
+  shape: readonly number[];
+  data: TypedArray;
+}
+
+function checkMetadata(metadata: SafetensorsMetadata | undefined, where: string): void {
+  if (metadata === undefined) return;
+  if (typeof metadata !== 'object' || metadata === null || Array.isArray(metadata))
+    throw new Error(`safetensors: ${where}: metadata must be an object of strings`);
+  for (const [k, v] of Object.entries(metadata)) {
+    if (typeof v !== 'string')
+      throw new Error(
+        `safetensors: ${where}: metadata '${k}' is ${typeof v}; metadata values must be strings`,
+      );
+  }
+}
+
+function entriesOf(tensors: Record<string, Tensor>, where: string): [string, Tensor][] {
+  const list = Object.entries(tensors);
+  for (const [name, t] of list) {
+    if (name === METADATA_KEY)
+      throw new Error(`safetensors: ${where}: '${METADATA_KEY}' cannot name a tensor`);
+    if (t.isDisposed) throw new Error(`safetensors: ${where}: tensor '${name}' was disposed`);
+    if (!(t.dtype in WRITE_DTYPE))
+      throw new Error(
+        `safetensors: ${where}: tensor '${name}' has dtype ${t.dtype}, which cannot be written`,
+      );
+  }
+  return list;
+}
+
+/** The file's bytes, from tensors whose data was already read. */
+function encode(entries: Entry[], metadata: SafetensorsMetadata | undefined): Uint8Array {
+  const sorted = [...entries].sort(
+    (a, b) => WRITE_RANK[a.dtype] - WRITE_RANK[b.dtype] || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0),
+  );
+  const parts: string[] = [];
+  if (metadata !== undefined) parts.push(`${JSON.stringify(METADATA_KEY)}:${JSON.stringify(metadata)}`);
+  let offset = 0;
+  for (const e of sorted) {
+    const end = offset + e.data.byteLength;
+    const info = { dtype: WRITE_DTYPE[e.dtype], shape: [...e.shape], data_offsets: [offset, end] };
+    parts.push(`${JSON.stringify(e.name)}:${JSON.stringify(info)}`);
+    offset = end;
+  }
+  const json = new TextEncoder().encode(`{${parts.join(',')}}`);
+  const headerLength = json.length + ((8 - (json.length % 8)) % 8);
+  const out = new Uint8Array(8 + headerLength + offset);
+  new DataView(out.buffer).setBigUint64(0, BigInt(headerLength), true);
+  out.set(json, 8);
+  out.fill(0x20, 8 + json.length, 8 + headerLength);
+  let at = 8 + headerLength;
+  for (const e of sorted) {
+    const width = e.data.BYTES_PER_ELEMENT;
+    const raw = new Uint8Array(e.data.buffer, e.data.byteOffset, e.data.byteLength);
+    out.set(raw, at);
+    if (!LITTLE_ENDIAN_HOST && width > 1) {
+      for (let i = at; i < at + raw.length; i += width) out.subarray(i, i + width).reverse();
+    }
+    at += raw.length;
+  }
+  return out;
+}
+
+/** The safetensors bytes of `tensors` (read synchronously: CPU tensors; saveSafetensors reads any device). */
+export function serializeSafetensors(
+  tensors: Record<string, Tensor>,
+  metadata?: SafetensorsMetadata,
+): Uint8Array {
+  checkMetadata(metadata, 'serialize');
+  const entries = entriesOf(tensors, 'serialize').map(([name, t]) => ({
+    name,
+    dtype: t.dtype,
+    shape: t.shape,
+    data: t.dataSync(),
+  }));
+  return encode(entries, metadata);
+}
+
+/** Like serializeSafetensors, reading the tensors with `await data()` (works on every backend). */
+export async function serializeSafetensorsAsync(
+  tensors: Record<string, Tensor>,
+  metadata?: SafetensorsMetadata,
+): Promise<Uint8Array> {
+  checkMetadata(metadata, 'serialize');
+  const entries: Entry[] = [];
+  for (const [name, t] of entriesOf(tensors, 'serialize'))
+    entries.push({ name, dtype: t.dtype, shape: t.shape, data: await t.data() });
+  return encode(entries, metadata);
+}
+
+/** A name for a temporary file or folder next to `path`, unique to this process and call. */
+export function siblingTempPath(path: string, tag: string): string {
+  return join(dirname(path), `.${basename(path)}.${tag}-${process.pid}-${randomBytes(6).toString('hex')}`);
+}
+
+/**
+ * Writes `data` to `path` atomically: into a temporary file in the same folder, flushed to disk, then
+ * renamed over `path`. Readers see the old file or the new one, never a part; on failure the temporary file
+ * is removed and `path` is untouched.
+ */
+export async function writeFileAtomic(path: string, data: Uint8Array): Promise<void> {
+  const tmp = siblingTempPath(path, 'tmp');
+  try {
+    const handle = await open(tmp, 'wx');
+    try {
+      await handle.writeFile(data);
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    await rename(tmp, path);
+  } catch (err) {
+    await rm(tmp, { force: true });
+    throw err;
+  }
+}
+
+/** Writes tensors (and string metadata) to a .safetensors file, atomically. */
+export async function saveSafetensors(
+  path: string,
+  tensors: Record<string, Tensor>,
+  metadata?: SafetensorsMetadata,
+): Promise<void> {
+  const bytes = await serializeSafetensorsAsync(tensors, metadata).catch((err: Error) => {
+    throw new Error(`${err.message} (writing ${path})`, { cause: err });
+  });
+  await writeFileAtomic(path, bytes);
+}
+
+// ---- reading ----
+
+interface HeaderEntry {
+  name: string;
+  read: ReadDtype;
+  dtypeName: string;
+  shape: number[];
+  begin: number;
+  end: number;
+}
+
+function isPlainObject(x: unknown): x is Record<string, unknown> {
+  return typeof x === 'object' && x !== null && !Array.isArray(x);
+}
+
+/** Checks the header and the layout against the file's size; returns the tensors and the data's start. */
+function parseHeader(
+  bytes: Uint8Array,
+  source: string,
+): { entries: HeaderEntry[]; metadata: SafetensorsMetadata; dataStart: number } {
+  const fail = (why: string): never => {
+    throw new Error(`safetensors: ${source}: ${why}`);
+  };
+  if (bytes.length < 8) fail(`${bytes.length} bytes is too short for the 8-byte header length`);
+  const n = new DataView(bytes.buffer, bytes.byteOffset, 8).getBigUint64(0, true);
+  if (n > BigInt(MAX_HEADER_BYTES)) fail(`header length ${n} exceeds the ${MAX_HEADER_BYTES}-byte limit`);
+  const headerLength = Number(n);
+  if (8 + headerLength > bytes.length)
+    fail(`header length ${headerLength} runs past the end of the ${bytes.length}-byte file`);
+  let text: string;
+  try {
+    text = new TextDecoder('utf-8', { fatal: true }).decode(bytes.subarray(8, 8 + headerLength));
+  } catch {
+    return fail('the header is not valid UTF-8');
+  }
+  if (!text.startsWith('{'))
+    fail(`the header does not start with '{' (got ${JSON.stringify(text.slice(0, 20))})`);
+  let header: unknown;
+  try {
+    header = JSON.parse(text);
+  } catch (err) {
+    return fail(`the header is not valid JSON: ${(err as Error).message}`);
+  }
+  if (!isPlainObject(header)) return fail('the header is not a JSON object');
+
+  const metadata: SafetensorsMetadata = {};
+  const rawMetadata = header[METADATA_KEY];
+  if (rawMetadata !== undefined && rawMetadata !== null) {
+    if (!isPlainObject(rawMetadata)) fail(`'${METADATA_KEY}' is not an object of strings`);
+    for (const [k, v] of Object.entries(rawMetadata as Record<string, unknown>)) {
+      if (typeof v !== 'string') fail(`'${METADATA_KEY}' entry '${k}' is ${JSON.stringify(v)}, not a string`);
+      metadata[k] = v as string;
+    }
+  }
+
+  const dataLength = bytes.length - 8 - headerLength;
+  const entries: HeaderEntry[] = [];
+  for (const [name, info] of Object.entries(header)) {
+    if (name === METADATA_KEY) continue;
+    const bad = (why: string): never => fail(`tensor '${name}': ${why}`);
+    if (!isPlainObject(info)) bad('its entry is not an object');
+    const { dtype, shape, data_offsets: offsets } = info as Record<string, unknown>;
+    if (typeof dtype !== 'string') bad(`dtype is ${JSON.stringify(dtype)}, not a string`);
+    const read = READ_DTYPES[dtype as string];
+    if (!read)
+      bad(`unsupported dtype ${JSON.stringify(dtype)} (readable: ${Object.keys(READ_DTYPES).join(', ')})`);
+    if (!Array.isArray(shape) || !shape.every((d) => Number.isSafeInteger(d) && d >= 0))
+      bad(`shape ${JSON.stringify(shape)} is not a list of integers >= 0`);
+    if (
+      !Array.isArray(offsets) ||
+      offsets.length !== 2 ||
+      !offsets.every((o) => Number.isSafeInteger(o) && o >= 0) ||
+      offsets[0] > offsets[1]
+    )
+      bad(`data_offsets ${JSON.stringify(offsets)} is not a pair [begin, end] of integers with begin <= end`);
+    const [begin, end] = offsets as number[];
+    const dims = shape as number[];
+    const needed = dims.reduce((a, b) => a * b, 1) * read.bytes;
+    if (end - begin !== needed)
+      bad(
+        `data_offsets [${begin}, ${end}] hold ${end - begin} bytes, but ${dtype} of shape [${dims}] needs ${needed}`,
+      );
+    if (end > dataLength)
+      bad(`data_offsets [${begin}, ${end}] are out of range: the file holds ${dataLength} bytes of data`);
+    entries.push({ name, read, dtypeName: dtype as string, shape: dims, begin, end });
+  }
+
+  const byOffset = [...entries].sort((a, b) => a.begin - b.begin || a.end - b.end);
+  let covered = 0;
+  let previous: HeaderEntry | null = null;
+  for (const e of byOffset) {
+    if (e.begin < covered)
+      fail(
+        `tensor '${e.name}' [${e.begin}, ${e.end}] overlaps tensor '${previous!.name}' [${previous!.begin}, ${previous!.end}]`,
+      );
+    if (e.begin > covered)
+      fail(
+        `bytes [${covered}, ${e.begin}) of the data, before tensor '${e.name}', belong to no tensor (a gap)`,
+      );
+    covered = e.end;
+    previous = e;
+  }
+  if (covered !== dataLength)
+    fail(`the last ${dataLength - covered} bytes of the data (from ${covered}) belong to no tensor`);
+  return { entries, metadata, dataStart: 8 + headerLength };
+}
+
+/** Reads safetensors bytes, checking them strictly; errors name the source and the tensor at fault. */
+export function parseSafetensors(bytes: Uint8Array, options: ParseOptions = {}): ParsedSafetensors {
+  const source = options.source ?? '<bytes>';
+  const { entries, metadata, dataStart } = parseHeader(bytes, source);
+  const decoded = entries.map((e) => {
+    const n = e.shape.reduce((a, b) => a * b, 1);
+    const data = e.read.decode(bytes.subarray(dataStart + e.begin, dataStart + e.end), n);
+    if (typeof data === 'string')
+      throw new Error(`safetensors: ${source}: tensor '${e.name}' (${e.dtypeName}): ${data}`);
+    return [e, data] as const;
+  });
+  const tensors: Record<string, Tensor> = {};
+  for (const [e, data] of decoded)
+    tensors[e.name] = tensor(data, { shape: e.shape, dtype: e.read.dtype, device: options.device });
+  return { tensors, metadata };
+}
+
+/** Reads a .safetensors file (see parseSafetensors). */
+export async function loadSafetensors(
+  path: string,
+  options: Omit<ParseOptions, 'source'> = {},
+): Promise<ParsedSafetensors> {
+  return parseSafetensors(await readFile(path), { ...options, source: path });
+}
