@@ -16,6 +16,7 @@ export {
   getDefaultDevice,
   registerKernel,
 } from './backend/registry.js';
+export { createCpuBackend } from './backend/cpu/index.js';
 export type * from './backend/backend.js';
 export { UNARY_OPS, BINARY_OPS } from './backend/backend.js';
 export {
@@ -97,6 +98,7 @@ export {
   stack,
   contiguous,
   clone,
+  copyInto,
 } from './ops/movement.js';
 export { gather, indexSelect, embedding, oneHot, scatterAdd } from './ops/indexing.js';
 export {

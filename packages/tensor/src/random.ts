@@ -29,9 +29,12 @@ export function splitCounter(counter: number): [number, number] {
   return [(counter % TWO_POW_32) >>> 0, Math.floor(counter / TWO_POW_32) >>> 0];
 }
 
-/** Maps a 32-bit word to (0, 1) with 24 bits, exactly representable in float32. */
+/**
+ * Maps a 32-bit word to (0, 1) with 23 bits: (2k + 1) / 2^24 has 24 significant bits, so it is exactly
+ * representable in float32 and never rounds to 1 (with 24 bits + 0.5 the top value rounded to 1.0).
+ */
 export function wordToUnit(word: number): number {
-  return ((word >>> 8) + 0.5) / 16777216;
+  return ((word >>> 9) + 0.5) / 8388608;
 }
 
 /**

@@ -178,7 +178,7 @@ export class Tensor implements View {
       this.isContiguous && this.offset === 0 && this.size === this.storage.size ? this : this.contiguous();
     try {
       const all = await this.backend.read(t.storage);
-      return all.length === this.size ? all : all.subarray(0, this.size);
+      return all.length === this.size ? all : all.subarray(t.offset, t.offset + this.size);
     } finally {
       if (t !== this) t.dispose();
     }
@@ -194,7 +194,7 @@ export class Tensor implements View {
     const t =
       this.isContiguous && this.offset === 0 && this.size === this.storage.size ? this : this.contiguous();
     try {
-      return readSync.call(this.backend, t.storage).subarray(0, this.size);
+      return readSync.call(this.backend, t.storage).subarray(t.offset, t.offset + this.size);
     } finally {
       if (t !== this) t.dispose();
     }
@@ -246,6 +246,11 @@ export class Tensor implements View {
 
   contiguous(): Tensor {
     return movement.contiguous(this);
+  }
+
+  /** Writes src into this tensor (a view of a buffer, e.g. a KV cache) in place; returns this. */
+  copy_(src: Tensor): Tensor {
+    return movement.copyInto(this, src);
   }
 
   // ---- elementwise ----

@@ -79,7 +79,10 @@ export function tensor(
       );
     }
     values = dtypeOfArray(data) === dtype ? data : typedArrayFor(dtype, data.length);
-    if (values !== data) values.set(data);
+    if (values !== data) {
+      if (dtype === 'bool') for (let i = 0; i < data.length; i++) values[i] = data[i] ? 1 : 0;
+      else values.set(data);
+    }
   } else {
     shape = inferShape(data);
     dtype = options.dtype ?? inferDtype(data);
@@ -89,7 +92,7 @@ export function tensor(
     )[];
     values = typedArrayFor(dtype, flat.length);
     flat.forEach((v, i) => {
-      values[i] = Number(v);
+      values[i] = dtype === 'bool' ? Number(v !== 0 && v !== false) : Number(v);
     });
     if (options.shape) return tensor(values, { ...options, dtype });
   }

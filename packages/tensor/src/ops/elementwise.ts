@@ -2,13 +2,15 @@
 import { record } from '../autograd.js';
 import type { BinaryOp, CompareOp, UnaryOp } from '../backend/backend.js';
 import { type DType, floatTypeOf, isFloat, promoteTypes } from '../dtype.js';
-import { type Shape, broadcastShapes, shapesEqual } from '../shape.js';
+import { broadcastShapes } from '../shape.js';
 import type { Tensor, TensorOrScalar } from '../tensor.js';
 import { broadcastView, checkSameDevice, empty, operand, scalarDtype } from './internal.js';
 import { sumToShape } from './reduce.js';
 
 export function cast(x: Tensor, dtype: DType): Tensor {
   if (x.dtype === dtype) return x.clone();
+  // A plain copy into a byte would keep 2 as 2 and turn 0.5 or 256 into 0; bool means "not zero".
+  if (dtype === 'bool') return ne(x, 0);
   const out = empty(x.backend, x.shape, dtype);
   x.backend.kernels.copy(x, out);
   if (!isFloat(dtype)) return out;
@@ -173,24 +175,18 @@ export function where(cond: Tensor, x: TensorOrScalar, y: TensorOrScalar): Tenso
   const c = cond.dtype === 'bool' ? cond : cond.ne(0);
   const out = empty(a.backend, shape, dtype);
   a.backend.kernels.where(broadcastView(c, shape), broadcastView(ac, shape), broadcastView(bc, shape), out);
-  for (const t of [ac, bc, c]) if (t !== a && t !== b && t !== cond) t.dispose();
   const result = record(
     'where',
     out,
-    [a, b],
+    [ac, bc],
     (g, [sc, sa, sb], needs) => [
       needs[0] ? sumToShape(where(sc, g, 0), sa.shape) : null,
       needs[1] ? sumToShape(where(sc, 0, g), sb.shape) : null,
     ],
-    [c === cond ? cond : keepBool(cond), a, b],
+    [c, ac, bc],
   );
-  if (a !== x) a.dispose();
-  if (b !== y) b.dispose();
+  for (const t of new Set([ac, bc, c, a, b])) if (t !== x && t !== y && t !== cond) t.dispose();
   return result;
-}
-
-function keepBool(cond: Tensor): Tensor {
-  return cond.ne(0);
 }
 
 /** Limits values to [min, max]; the gradient passes where the value was inside (bounds included). */
@@ -203,8 +199,4 @@ export function clamp(x: Tensor, min?: number, max?: number): Tensor {
   const out = binaryPrimitive('minimum', low, h, low.dtype);
   for (const t of [l, h, low]) t.dispose();
   return record('clamp', out, [x], (g, [sx]) => [where(sx.ge(lo), where(sx.le(hi), g, 0), 0)], [x]);
-}
-
-export function isSameShape(a: Shape, b: Shape): boolean {
-  return shapesEqual(a, b);
 }

@@ -41,7 +41,9 @@ export function copyInto(dst: Tensor, src: Tensor): Tensor {
   }
   const shape = broadcastShapes('copy_', dst.shape, src.shape);
   if (!shapesEqual(shape, dst.shape)) {
-    throw new Error(`copy_: source ${formatShape(src.shape)} does not broadcast to destination ${formatShape(dst.shape)}`);
+    throw new Error(
+      `copy_: source ${formatShape(src.shape)} does not broadcast to destination ${formatShape(dst.shape)}`,
+    );
   }
   dst.backend.kernels.copy(broadcastView(src, dst.shape), dst);
   return dst;

@@ -36,11 +36,12 @@ const kernels: Kernels = {
   random,
 };
 
-export function createCpuBackend(): Backend {
+/** A CPU backend; `name` registers a second, independent instance (e.g. to test cross-device errors). */
+export function createCpuBackend(name = 'cpu'): Backend {
   return {
-    name: 'cpu',
+    name,
     kernels: { ...kernels },
-    alloc: (dtype: DType, size: number) => makeStorage(dtype, typedArrayFor(dtype, size)),
+    alloc: (dtype: DType, size: number) => makeStorage(dtype, typedArrayFor(dtype, size), name),
     free: () => {},
     write(storage: Storage, data: TypedArray, offset = 0) {
       (storage as CpuStorage).data.set(data, offset);

@@ -9,6 +9,6 @@ export function dataOf(view: View): TypedArray {
   return (view.storage as CpuStorage).data;
 }
 
-export function makeStorage(dtype: DType, data: TypedArray): CpuStorage {
-  return { backend: 'cpu', dtype, size: data.length, data };
+export function makeStorage(dtype: DType, data: TypedArray, backend = 'cpu'): CpuStorage {
+  return { backend, dtype, size: data.length, data };
 }
