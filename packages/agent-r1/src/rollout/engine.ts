@@ -1,0 +1,161 @@
+/**
+ * The batched multi-turn rollout engine (token in, token out). Every active trajectory samples its next
+ * token together over one KV cache; an action ends on a stop token, a stop string or the per-turn limit and
+ * goes to its environment (all ending actions of a step concurrently); the observation's tokens are appended
+ * to the cache in the same pass as the action's last token, and the trajectory samples on. The policy's own
+ * tokens are kept exactly as sampled: they are decoded only to be parsed, never re-encoded.
+ */
+import { type TransformerLM, extend, sampleToken } from '@agent-r1/nn';
+import { type Generator, rand } from '@agent-r1/tensor';
+import type { AgentEnv, StepResult } from '../mdp/env.js';
+import type { FinishReason, Trajectory } from '../mdp/trajectory.js';
+import type { RolloutLimits, RolloutSampling, TextCodec } from './config.js';
+
+export interface RolloutOptions<Example> {
+  policy: TransformerLM;
+  codec: TextCodec;
+  /** One fresh environment per trajectory. */
+  makeEnv: () => AgentEnv<Example>;
+  examples: readonly Example[];
+  /** Trajectories per example (a GRPO/RLOO group). */
+  samplesPerExample: number;
+  limits: RolloutLimits;
+  sampling: RolloutSampling;
+  /** Token ids that end an action (e.g. <eos>). */
+  stopTokens: readonly number[];
+  /** Text that ends an action when the decoded action ends with it (e.g. '</search>', '</answer>'). */
+  stopStrings: readonly string[];
+  generator: Generator;
+}
+
+interface Row<Example> {
+  env: AgentEnv<Example>;
+  traj: Trajectory;
+  /** Tokens of the action being generated. */
+  action: number[];
+  actionStart: number;
+  finished: boolean;
+}
+
+function finish(row: Row<unknown>, reason: FinishReason): void {
+  row.finished = true;
+  row.traj.finishReason = reason;
+}
+
+/** Runs every example `samplesPerExample` times to the end of its episode. */
+export async function rollout<Example>(o: RolloutOptions<Example>): Promise<Trajectory[]> {
+  const { limits, codec } = o;
+  const rows: Row<Example>[] = [];
+  for (const [group, example] of o.examples.entries()) {
+    for (let s = 0; s < o.samplesPerExample; s++) {
+      const env = o.makeEnv();
+      const prompt = codec.encode(await env.reset(example));
+      if (prompt.length >= limits.maxLength) {
+        throw new Error(
+          `rollout: prompt of example ${group} has ${prompt.length} tokens, not below rollout maxLength ${limits.maxLength}`,
+        );
+      }
+      const traj: Trajectory = {
+        group,
+        promptLength: prompt.length,
+        tokens: [...prompt],
+        actionMask: prompt.map(() => 0),
+        logprobs: prompt.map(() => 0),
+        turns: [],
+        toolCalls: [],
+        rewards: [],
+        finishReason: 'done',
+        info: {},
+      };
+      rows.push({ env, traj, action: [], actionStart: prompt.length, finished: false });
+    }
+  }
+  const cache = o.policy.createCache(rows.length, limits.maxLength);
+  try {
+    let pending: number[][] = rows.map((r) => r.traj.tokens);
+    while (rows.some((r) => !r.finished)) {
+      const logits = extend(o.policy, cache, pending);
+      pending = rows.map(() => []);
+      const draws = rand([rows.length], { generator: o.generator, dtype: 'float64' });
+      const u = draws.dataSync();
+      draws.dispose();
+      const ended: number[] = [];
+      for (const [b, row] of rows.entries()) {
+        const rowLogits = logits[b];
+        if (row.finished || !rowLogits) continue;
+        const { token, logprob } = sampleToken(rowLogits, u[b], o.sampling);
+        row.action.push(token);
+        row.traj.tokens.push(token);
+        row.traj.actionMask.push(1);
+        row.traj.logprobs.push(logprob);
+        pending[b] = [token];
+        const stopped =
+          o.stopTokens.includes(token) ||
+          row.action.length >= limits.maxTokensPerTurn ||
+          row.traj.tokens.length >= limits.maxLength ||
+          (o.stopStrings.length > 0 && endsWithAny(codec.decode(row.action), o.stopStrings));
+        if (stopped) ended.push(b);
+      }
+      const results = await Promise.all(
+        ended.map((b) => rows[b].env.step(codec.decode(rows[b].action), rows[b].action)),
+      );
+      ended.forEach((b, i) => {
+        pending[b] = closeTurn(rows[b], results[i], pending[b], limits, codec);
+      });
+    }
+  } finally {
+    cache.dispose();
+  }
+  return rows.map((r) => r.traj);
+}
+
+function endsWithAny(text: string, suffixes: readonly string[]): boolean {
+  return suffixes.some((s) => text.endsWith(s));
+}
+
+/**
+ * Records the environment's answer to a finished action: rewards at the action's last token, tool calls,
+ * the turn span, and the observation tokens (cut to the limits), which are returned to be appended to the
+ * cache after the action's last token.
+ */
+function closeTurn<Example>(
+  row: Row<Example>,
+  result: StepResult,
+  pending: number[],
+  limits: RolloutLimits,
+  codec: TextCodec,
+): number[] {
+  const { traj } = row;
+  const turn = traj.turns.length;
+  const lastActionToken = traj.tokens.length - 1;
+  for (const r of result.rewards)
+    traj.rewards.push({ position: lastActionToken, value: r.value, kind: r.kind });
+  for (const call of result.toolCalls) traj.toolCalls.push({ ...call, turn });
+  Object.assign(traj.info, result.info);
+  const observationStart = traj.tokens.length;
+  let observation: number[] = [];
+  if (!result.done && result.observation !== null) {
+    // Leave room for at least one more action token after the observation.
+    const room = limits.maxLength - traj.tokens.length - 1;
+    observation = codec
+      .encode(result.observation)
+      .slice(0, Math.max(0, Math.min(limits.maxObservationTokens, room)));
+    for (const t of observation) {
+      traj.tokens.push(t);
+      traj.actionMask.push(0);
+      traj.logprobs.push(0);
+    }
+  }
+  traj.turns.push({
+    actionStart: row.actionStart,
+    actionEnd: lastActionToken + 1,
+    observationStart,
+    observationEnd: traj.tokens.length,
+  });
+  row.action = [];
+  row.actionStart = traj.tokens.length;
+  if (result.done) finish(row, 'done');
+  else if (traj.turns.length >= limits.maxTurns) finish(row, 'max_turns');
+  else if (traj.tokens.length >= limits.maxLength - 1) finish(row, 'max_length');
+  return row.finished ? [] : [...pending, ...observation];
+}

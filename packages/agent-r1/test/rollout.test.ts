@@ -1,0 +1,129 @@
+import { TransformerLM } from '@agent-r1/nn';
+import { Generator, logprobs, tensor, tidy } from '@agent-r1/tensor';
+import { describe, expect, it } from 'vitest';
+import type { AgentEnv, StepResult } from '../src/mdp/env.js';
+import { rollout } from '../src/rollout/engine.js';
+
+const ALPHABET = 'abcdefghijklmnopqrstuvwxyz <>/.!?0123456789';
+const codec = {
+  encode: (text: string) => Array.from(text, (c) => Math.max(0, ALPHABET.indexOf(c))),
+  decode: (ids: ArrayLike<number>) => Array.from(ids, (i) => ALPHABET[i] ?? '?').join(''),
+};
+const policy = new TransformerLM({
+  vocabSize: ALPHABET.length,
+  dModel: 16,
+  layers: 2,
+  heads: 2,
+  maxLength: 96,
+  seed: 1,
+});
+
+/** Answers each action with "<ok>" and ends after `turns` actions, rewarding the last one. */
+class EchoEnv implements AgentEnv<string> {
+  private turn = 0;
+  constructor(private readonly turns: number) {}
+  reset(question: string): string {
+    return `q ${question} `;
+  }
+  async step(actionText: string): Promise<StepResult> {
+    this.turn++;
+    const done = this.turn >= this.turns;
+    return {
+      observation: done ? null : ' <ok> ',
+      rewards: done ? [{ value: 1, kind: 'outcome' }] : [{ value: 0.1, kind: 'process' }],
+      done,
+      toolCalls: done ? [] : [{ name: 'echo', args: actionText, content: 'ok', success: true }],
+      info: { lastAction: actionText },
+    };
+  }
+}
+
+const base = {
+  policy,
+  codec,
+  examples: ['abc', 'hello there'],
+  samplesPerExample: 2,
+  limits: { maxTurns: 5, maxTokensPerTurn: 6, maxLength: 90, maxObservationTokens: 10 },
+  sampling: { temperature: 1 },
+  stopTokens: [ALPHABET.indexOf('.')],
+  stopStrings: ['!!'],
+};
+
+describe('rollout', () => {
+  it('keeps masks, turn spans, rewards and groups consistent', async () => {
+    const trajs = await rollout({ ...base, makeEnv: () => new EchoEnv(3), generator: new Generator(1) });
+    expect(trajs.map((t) => t.group)).toEqual([0, 0, 1, 1]);
+    for (const t of trajs) {
+      expect(t.tokens.length).toBe(t.actionMask.length);
+      expect(t.actionMask.slice(0, t.promptLength).every((m) => m === 0)).toBe(true);
+      expect(t.turns).toHaveLength(3);
+      expect(t.finishReason).toBe('done');
+      for (const [k, turn] of t.turns.entries()) {
+        const action = t.actionMask.slice(turn.actionStart, turn.actionEnd);
+        expect(action.every((m) => m === 1) && action.length > 0 && action.length <= 6).toBe(true);
+        const obs = t.tokens.slice(turn.observationStart, turn.observationEnd);
+        expect(codec.decode(obs)).toBe(k < 2 ? ' <ok> ' : '');
+        expect(t.actionMask.slice(turn.observationStart, turn.observationEnd).every((m) => m === 0)).toBe(
+          true,
+        );
+      }
+      expect(t.rewards.map((r) => [r.position, r.value])).toEqual(
+        t.turns.map((s, k) => [s.actionEnd - 1, k < 2 ? 0.1 : 1]),
+      );
+      expect(t.toolCalls.map((c) => c.turn)).toEqual([0, 1]);
+    }
+  });
+
+  it('records behaviour log-probs equal to a full forward pass over the final tokens', async () => {
+    const trajs = await rollout({ ...base, makeEnv: () => new EchoEnv(3), generator: new Generator(2) });
+    for (const t of trajs) {
+      const recomputed = tidy(() => {
+        const ids = tensor([t.tokens.slice(0, -1)], { dtype: 'int32' });
+        const targets = tensor([t.tokens.slice(1)], { dtype: 'int32' });
+        return Array.from(logprobs(policy.forward(ids).logits, targets).dataSync());
+      });
+      for (let i = t.promptLength; i < t.tokens.length; i++) {
+        if (t.actionMask[i]) expect(Math.abs(t.logprobs[i] - recomputed[i - 1])).toBeLessThan(1e-4);
+        else expect(t.logprobs[i]).toBe(0);
+      }
+    }
+  });
+
+  it('is reproducible from the seed', async () => {
+    const run = () => rollout({ ...base, makeEnv: () => new EchoEnv(2), generator: new Generator(7) });
+    const [a, b] = [await run(), await run()];
+    expect(a.map((t) => t.tokens)).toEqual(b.map((t) => t.tokens));
+  });
+
+  it('enforces maxTurns, maxLength and the observation limit', async () => {
+    const turns = await rollout({
+      ...base,
+      limits: { ...base.limits, maxTurns: 2 },
+      makeEnv: () => new EchoEnv(10),
+      generator: new Generator(3),
+    });
+    expect(turns.every((t) => t.turns.length === 2 && t.finishReason === 'max_turns')).toBe(true);
+    const short = await rollout({
+      ...base,
+      limits: { ...base.limits, maxLength: 24, maxObservationTokens: 3 },
+      makeEnv: () => new EchoEnv(10),
+      generator: new Generator(3),
+    });
+    for (const t of short) {
+      expect(t.tokens.length).toBeLessThanOrEqual(24);
+      expect(t.finishReason).toBe('max_length');
+      for (const s of t.turns) expect(s.observationEnd - s.observationStart).toBeLessThanOrEqual(3);
+    }
+  });
+
+  it('rejects a prompt longer than the limit, naming the example', async () => {
+    await expect(
+      rollout({
+        ...base,
+        limits: { ...base.limits, maxLength: 5 },
+        makeEnv: () => new EchoEnv(1),
+        generator: new Generator(1),
+      }),
+    ).rejects.toThrow(/prompt of example 0 has 6 tokens/);
+  });
+});
