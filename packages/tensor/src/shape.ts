@@ -55,7 +55,7 @@ export function broadcastShapes(op: string, ...shapes: Shape[]): number[] {
 
 /** Turns a possibly negative axis into 0..rank-1, or throws naming the op. */
 export function normalizeAxis(op: string, axis: number, rank: number): number {
-  const a = axis < 0 ? axis + rank : axis;
+  const a = axis < 0 ? axis + Math.max(rank, 1) : axis;
   if (!Number.isInteger(a) || a < 0 || a >= Math.max(rank, 1)) {
     throw new Error(`${op}: axis ${axis} is out of range for a tensor of rank ${rank}`);
   }

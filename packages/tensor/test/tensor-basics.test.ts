@@ -705,3 +705,13 @@ describe('reading values', () => {
     expect(x.toString()).toBe('Tensor([2, 3], float64, cpu)');
   });
 });
+
+describe('bool arithmetic', () => {
+  test('adds bools as int32 counts, and full() stores bools as 0/1', () => {
+    const t = tensor([true, true, false]);
+    const s = t.add(t);
+    expect(s.dtype).toBe('int32');
+    expect(s.toArraySync()).toEqual([2, 2, 0]);
+    expect(full([2], 2, { dtype: 'bool' }).toArraySync()).toEqual([true, true]);
+  });
+});

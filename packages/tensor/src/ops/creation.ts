@@ -104,8 +104,9 @@ export function tensor(
 
 export function full(shape: Shape, value: number, options: TensorOptions = {}): Tensor {
   const backend = backendFor(options);
-  const t = empty(backend, checkShape('full', shape), options.dtype ?? 'float32');
-  backend.kernels.fill(t, value);
+  const dtype = options.dtype ?? 'float32';
+  const t = empty(backend, checkShape('full', shape), dtype);
+  backend.kernels.fill(t, dtype === 'bool' ? Number(value !== 0) : value);
   return finish(t, options);
 }
 

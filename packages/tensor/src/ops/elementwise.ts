@@ -56,6 +56,12 @@ function resultDtype(a: Tensor, b: Tensor): DType {
   return promoteTypes(a.dtype, b.dtype);
 }
 
+/** Arithmetic on two bools counts in int32 (true + true = 2), as NumPy's sum of bools does. */
+function arithmeticDtype(a: Tensor, b: Tensor): DType {
+  const dtype = resultDtype(a, b);
+  return dtype === 'bool' ? 'int32' : dtype;
+}
+
 /** A binary op: its kernel, its result dtype, and its gradient with respect to a and b. */
 function binary(
   op: BinaryOp,
@@ -84,9 +90,9 @@ function binary(
 
 const floatResult = (a: Tensor, b: Tensor) => floatTypeOf(resultDtype(a, b));
 
-export const add = binary('add', resultDtype, (g) => [g, g]);
-export const sub = binary('sub', resultDtype, (g, _a, _b, _o, needs) => [g, needs[1] ? g.neg() : null]);
-export const mul = binary('mul', resultDtype, (g, a, b, _o, needs) => [
+export const add = binary('add', arithmeticDtype, (g) => [g, g]);
+export const sub = binary('sub', arithmeticDtype, (g, _a, _b, _o, needs) => [g, needs[1] ? g.neg() : null]);
+export const mul = binary('mul', arithmeticDtype, (g, a, b, _o, needs) => [
   needs[0] ? g.mul(b) : null,
   needs[1] ? g.mul(a) : null,
 ]);
@@ -109,11 +115,11 @@ export const pow = binary(
 function tieSplit(g: Tensor, first: Tensor, second: Tensor, wins: Tensor): Tensor {
   return g.mul(wins.cast(g.dtype).add(first.eq(second).cast(g.dtype).mul(0.5)));
 }
-export const maximum = binary('maximum', resultDtype, (g, a, b) => [
+export const maximum = binary('maximum', arithmeticDtype, (g, a, b) => [
   tieSplit(g, a, b, a.gt(b)),
   tieSplit(g, b, a, b.gt(a)),
 ]);
-export const minimum = binary('minimum', resultDtype, (g, a, b) => [
+export const minimum = binary('minimum', arithmeticDtype, (g, a, b) => [
   tieSplit(g, a, b, a.lt(b)),
   tieSplit(g, b, a, b.lt(a)),
 ]);

@@ -79,9 +79,12 @@ export function scatterAdd(x: Tensor, dim: number, index: Tensor, src: Tensor): 
   const d = normalizeAxis('scatterAdd', dim, x.rank);
   checkSameDevice('scatterAdd', [x, index, src]);
   checkDtype('scatterAdd', 'index', index, 'int32');
-  if (index.rank !== x.rank || index.shape.some((s, i) => s !== src.shape[i])) {
+  if (
+    index.rank !== x.rank ||
+    index.shape.some((s, i) => s !== src.shape[i] || (i !== d && s > x.shape[i]))
+  ) {
     throw new Error(
-      `scatterAdd: index ${formatShape(index.shape)} and src ${formatShape(src.shape)} must have one shape, of x's rank ${x.rank}`,
+      `scatterAdd: index ${formatShape(index.shape)} and src ${formatShape(src.shape)} must have one shape, of x's rank ${x.rank}, no larger than x ${formatShape(x.shape)} outside dim ${dim}`,
     );
   }
   if (src.dtype !== x.dtype)

@@ -41,7 +41,7 @@ export function sum(x: Tensor, axes?: Axes, keepdim = false): Tensor {
 
 export function mean(x: Tensor, axes?: Axes, keepdim = false): Tensor {
   const ax = normalizeAxes('mean', axes, x.rank);
-  const count = ax.reduce((n, a) => n * x.shape[a], 1);
+  const count = ax.reduce((n, a) => n * (x.shape[a] ?? 1), 1);
   const input = x.dtype === floatTypeOf(x.dtype) ? x : x.cast(floatTypeOf(x.dtype));
   const total = sum(input, ax, keepdim);
   const out = total.div(count);
@@ -95,7 +95,7 @@ export interface VarOptions {
 
 export function variance(x: Tensor, axes?: Axes, options: VarOptions = {}): Tensor {
   const ax = normalizeAxes('var', axes, x.rank);
-  const count = ax.reduce((n, a) => n * x.shape[a], 1);
+  const count = ax.reduce((n, a) => n * (x.shape[a] ?? 1), 1);
   const correction = options.correction ?? 1;
   const mu = mean(x, ax, true);
   const centred = x.sub(mu);
