@@ -3,3 +3,155 @@
  * question-answering rewards; the MDP, tools, rollouts, algorithms and trainer follow.
  */
 export { normalizeAnswer, exactMatch, f1Score } from './rewards/qa.js';
+export type { AgentEnv, EnvFactory, StepResult } from './mdp/env.js';
+export { ToolEnv, type ToolEnvConfig, type ScoreResult } from './mdp/tool-env.js';
+export { runTextEpisode, type TextEpisode, type TextPolicy } from './mdp/text-episode.js';
+export type { JsonSchema, Tool, ToolResult } from './tools/tool.js';
+export { ToolRegistry, unknownToolMessage } from './tools/registry.js';
+export { validateArgs, type ValidationResult } from './tools/validate.js';
+export {
+  type ObservationWrapping,
+  type ParsedAction,
+  type ToolCall,
+  type ToolCallFormat,
+  extractTagged,
+  parseAnswer,
+} from './tools/formats/format.js';
+export { HermesFormat } from './tools/formats/hermes.js';
+export { TagsFormat, type TagMapping, type TagsFormatOptions } from './tools/formats/tags.js';
+export {
+  LOOKUP_TOOL,
+  makeLookupTool,
+  makeSecretNumberTask,
+  scriptedAction,
+  secretNumberQuestion,
+  secretNumberTagsFormat,
+  type SecretNumberExample,
+  type SecretNumberTask,
+  type SecretNumberTaskOptions,
+} from './tasks/secret-number/index.js';
+export {
+  buildBatch,
+  rowsToTensor,
+  type BatchOptions,
+  type TrajectoryBatch,
+} from './algorithms/batch.js';
+export {
+  type TokenRows,
+  type WhitenOptions,
+  explainedVariance,
+  maskedCount,
+  maskedMean,
+  maskedStd,
+  maskedSum,
+  maskedVar,
+  maskedWhiten,
+} from './algorithms/metrics.js';
+export {
+  type AdvantageInputs,
+  type AdvantageResult,
+  type GaeOptions,
+  type GroupAdvantageInputs,
+  type GrpoOptions,
+  type KlEstimator,
+  type KlPenaltyOptions,
+  type KlPenaltyResult,
+  type ReinforcePlusPlusOptions,
+  applyKlPenalty,
+  broadcastToActions,
+  computeGaeAdvantages,
+  computeGrpoAdvantages,
+  computeReinforcePlusPlusAdvantages,
+  computeReinforcePlusPlusBaselineAdvantages,
+  computeRlooAdvantages,
+  klEstimate,
+  sequenceScores,
+} from './algorithms/advantages.js';
+export {
+  type EntropyOptions,
+  type KlLossOptions,
+  type LossAggregation,
+  type LossMaskOptions,
+  type PpoLossOptions,
+  type PpoLossResult,
+  type ValueLossOptions,
+  type ValueLossResult,
+  aggregateLoss,
+  klDivergence,
+  klLoss,
+  lossMask,
+  policyEntropy,
+  ppoLoss,
+  tokenEntropy,
+  valueLoss,
+} from './algorithms/losses.js';
+export {
+  type AlgorithmConfig,
+  type AlgorithmName,
+  type CheckpointConfig,
+  type CriticConfig,
+  type DeepPartial,
+  type EvalConfig,
+  type KlType,
+  type LogConfig,
+  type LrSchedule,
+  type ModelConfig,
+  type PartialTrainConfig,
+  type ProgressMode,
+  type ResolveConfigOptions,
+  type RolloutConfig,
+  type TrainConfig,
+  type TrainLoopConfig,
+  ConfigError,
+  DEFAULT_CONFIG,
+  configKeys,
+  loadConfigFile,
+  mergeConfig,
+  parseOverrides,
+  parseOverrideValue,
+  presets,
+  resolveConfig,
+  validateConfig,
+  validatePartialConfig,
+} from './trainer/config.js';
+export {
+  type MetricsLogOptions,
+  type MetricsRecord,
+  METRICS_FILE,
+  MetricsLog,
+  metricSeries,
+  openMetricsLog,
+  readMetrics,
+} from './trainer/metrics-log.js';
+export {
+  type PlotOptions,
+  type PlotSeries,
+  niceTicks,
+  plotMetrics,
+  renderSvgPlot,
+  writeFileAtomic,
+  writeSvgPlot,
+} from './trainer/plot.js';
+export {
+  type Progress,
+  type ProgressFields,
+  type ProgressOptions,
+  type ProgressStream,
+  BarProgress,
+  LineProgress,
+  createProgress,
+  formatFields,
+  formatValue,
+} from './trainer/progress.js';
+export {
+  type CliOutput,
+  type CommandContext,
+  type CommandHandlers,
+  type CommandName,
+  type CommandOptions,
+  type HandlerResult,
+  type ServeSearchContext,
+  HANDLERS_NOT_BUILT,
+  loadHandlers,
+} from './cli/handlers.js';
+export { type CliIo, type HandlersSource, runCli } from './cli/run.js';

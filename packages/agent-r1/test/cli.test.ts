@@ -1,0 +1,245 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { parse as parseYaml } from 'yaml';
+import {
+  type CommandContext,
+  type CommandHandlers,
+  HANDLERS_NOT_BUILT,
+  loadHandlers,
+  type ServeSearchContext,
+} from '../src/cli/handlers.js';
+import { runCli } from '../src/cli/run.js';
+import { DEFAULT_CONFIG } from '../src/trainer/config.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'agent-r1-cli-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+class Capture {
+  text = '';
+  write(s: string) {
+    this.text += s;
+    return true;
+  }
+}
+
+function fakes(result?: number) {
+  const calls: { name: string; ctx: CommandContext }[] = [];
+  const record = (name: string) => (ctx: CommandContext) => {
+    calls.push({ name, ctx });
+    return result;
+  };
+  const handlers: CommandHandlers = {
+    train: record('train'),
+    eval: record('eval'),
+    chat: record('chat'),
+    serveSearch: record('serveSearch') as (ctx: ServeSearchContext) => number | undefined,
+  };
+  return { handlers, calls };
+}
+
+async function cli(argv: string[], handlers: Parameters<typeof runCli>[1] = fakes().handlers) {
+  const stdout = new Capture();
+  const stderr = new Capture();
+  const code = await runCli(argv, handlers, { stdout, stderr });
+  return { code, out: stdout.text, err: stderr.text };
+}
+
+describe('runCli dispatch', () => {
+  it('dispatches each subcommand to its handler with the resolved config', async () => {
+    for (const [cmd, handler] of [
+      ['train', 'train'],
+      ['eval', 'eval'],
+      ['chat', 'chat'],
+      ['serve-search', 'serveSearch'],
+    ]) {
+      const { handlers, calls } = fakes();
+      const r = await cli([cmd], handlers);
+      expect(r).toEqual({ code: 0, out: '', err: '' });
+      expect(calls.map((c) => c.name)).toEqual([handler]);
+      expect(calls[0].ctx.command).toBe(cmd);
+      expect(calls[0].ctx.config).toEqual(DEFAULT_CONFIG);
+    }
+  });
+
+  it('applies --preset, --config, --backend, --checkpoint and trailing overrides, in that order', async () => {
+    const file = join(dir, 'run.yaml');
+    writeFileSync(file, 'train:\n  steps: 9\n  lr: 0.01\nbackend: file-backend\n');
+    const { handlers, calls } = fakes();
+    const r = await cli(
+      [
+        'train',
+        '--preset',
+        'smoke',
+        '--config',
+        file,
+        'algorithm.name=ppo',
+        '--backend',
+        'webgpu',
+        'train.lr=3e-4',
+        '--checkpoint',
+        'ckpt/here',
+        'rollout.n=4',
+      ],
+      handlers,
+    );
+    expect(r.err).toBe('');
+    expect(r.code).toBe(0);
+    const { config, options } = calls[0].ctx;
+    expect(options).toEqual({
+      config: file,
+      preset: 'smoke',
+      backend: 'webgpu',
+      checkpoint: 'ckpt/here',
+      overrides: ['algorithm.name=ppo', 'train.lr=3e-4', 'rollout.n=4'],
+    });
+    expect(config.algorithm.name).toBe('ppo');
+    expect(config.train.lr).toBe(3e-4);
+    expect(config.train.steps).toBe(9);
+    expect(config.rollout.n).toBe(4);
+    expect(config.backend).toBe('webgpu');
+    expect(config.checkpoint.dir).toBe('ckpt/here');
+    expect(config.model.dModel).toBe(32); // smoke
+    // An explicit override beats --backend.
+    const again = fakes();
+    await cli(['eval', '-b', 'webgpu', 'backend=cpu', '-p', 'smoke'], again.handlers);
+    expect(again.calls[0].ctx.config.backend).toBe('cpu');
+  });
+
+  it('passes --port and --host to serve-search', async () => {
+    const { handlers, calls } = fakes();
+    expect((await cli(['serve-search', '--port', '9000', '--host', '0.0.0.0'], handlers)).code).toBe(0);
+    const ctx = calls[0].ctx as ServeSearchContext;
+    expect([ctx.port, ctx.host]).toEqual([9000, '0.0.0.0']);
+    const bad = await cli(['serve-search', '--port', 'http'], handlers);
+    expect(bad.code).toBe(2);
+    expect(bad.err).toContain("option '--port <number>' argument 'http' is invalid");
+  });
+
+  it("returns a handler's exit code, and 1 with the message when it throws", async () => {
+    expect((await cli(['train'], fakes(3).handlers)).code).toBe(3);
+    const throwing: CommandHandlers = {
+      ...fakes().handlers,
+      eval: async () => {
+        throw new Error('checkpoint not found');
+      },
+    };
+    const r = await cli(['eval'], throwing);
+    expect(r.code).toBe(1);
+    expect(r.err).toBe('agent-r1: checkpoint not found\n');
+  });
+
+  it('loads lazy handlers only when a command runs', async () => {
+    let loads = 0;
+    const { handlers, calls } = fakes();
+    const lazy = async () => {
+      loads++;
+      return handlers;
+    };
+    await cli(['--help'], lazy);
+    await cli(['train', 'rollout.n=0'], lazy);
+    expect(loads).toBe(0);
+    await cli(['chat'], lazy);
+    expect(loads).toBe(1);
+    expect(calls).toHaveLength(1);
+  });
+
+  it('prints the resolved config with --print-config, without running the command', async () => {
+    const { handlers, calls } = fakes();
+    const r = await cli(['train', '--preset', 'smoke', '--print-config', 'train.steps=3'], handlers);
+    expect(r.code).toBe(0);
+    expect(calls).toHaveLength(0);
+    const printed = parseYaml(r.out);
+    expect(printed.train.steps).toBe(3);
+    expect(printed.model.dModel).toBe(32);
+  });
+});
+
+describe('runCli errors and help', () => {
+  it('rejects an unknown command with a suggestion', async () => {
+    const { handlers, calls } = fakes();
+    const r = await cli(['trian'], handlers);
+    expect(r.code).toBe(2);
+    expect(r.err).toContain("error: unknown command 'trian'");
+    expect(r.err).toContain('train');
+    expect(calls).toHaveLength(0);
+  });
+
+  it('rejects an unknown option and a missing option value', async () => {
+    const r = await cli(['train', '--lr', '3']);
+    expect(r.code).toBe(2);
+    expect(r.err).toContain("error: unknown option '--lr'");
+    const m = await cli(['train', '--config']);
+    expect(m.code).toBe(2);
+    expect(m.err).toContain("option '-c, --config <file>' argument missing");
+  });
+
+  it('reports config errors with the key path and exit code 2', async () => {
+    const { handlers, calls } = fakes();
+    const cases: [string[], string][] = [
+      [['train', 'train.lrr=1'], 'agent-r1: config: unknown key "train.lrr" (did you mean "train.lr"?)\n'],
+      [['train', 'rollout.n=0'], 'agent-r1: config: "rollout.n" must be an integer >= 1, got 0\n'],
+      [
+        ['train', 'notanoverride'],
+        'agent-r1: config: override "notanoverride" must look like key.sub=value\n',
+      ],
+      [['eval', '--preset', 'big'], 'agent-r1: config: unknown preset "big"; known: default, smoke\n'],
+    ];
+    for (const [argv, err] of cases) expect(await cli(argv, handlers)).toEqual({ code: 2, out: '', err });
+    const missing = join(dir, 'missing.yaml');
+    const r = await cli(['train', '--config', missing], handlers);
+    expect(r.err).toContain(`agent-r1: config: cannot read "${missing}"`);
+    expect(calls).toHaveLength(0);
+  });
+
+  it('prints help for the program and for each command', async () => {
+    const top = await cli(['--help']);
+    expect(top.code).toBe(0);
+    expect(top.err).toBe('');
+    for (const word of ['Usage: agent-r1', 'train', 'eval', 'chat', 'serve-search', 'key.sub=value'])
+      expect(top.out).toContain(word);
+    const sub = await cli(['train', '--help']);
+    expect(sub.code).toBe(0);
+    for (const word of [
+      '--config <file>',
+      '--preset <name>',
+      '--backend <name>',
+      '--checkpoint <dir>',
+      'smoke',
+    ])
+      expect(sub.out).toContain(word);
+    const serve = await cli(['help', 'serve-search']);
+    expect(serve.out).toContain('--port <number>');
+    const version = await cli(['--version']);
+    expect(version.out).toMatch(/^\d+\.\d+\.\d+\n$/);
+  });
+
+  it('shows usage on stderr with no command', async () => {
+    const r = await cli([]);
+    expect(r.code).not.toBe(0);
+    expect(r.err).toContain('Usage: agent-r1');
+  });
+});
+
+describe('loadHandlers', () => {
+  it("says the handlers are not built when the module doesn't exist", async () => {
+    await expect(loadHandlers('../trainer/no-such-commands.js')).rejects.toThrow(HANDLERS_NOT_BUILT);
+    expect(HANDLERS_NOT_BUILT).toBe('agent-r1: command handlers are not built yet');
+    const r = await cli(['train'], () => loadHandlers('../trainer/no-such-commands.js'));
+    expect(r).toEqual({ code: 1, out: '', err: `${HANDLERS_NOT_BUILT}\n` });
+  });
+
+  it('loads handlers from a module exporting them', async () => {
+    const mod = join(dir, 'commands.mjs');
+    writeFileSync(
+      mod,
+      'const ok = () => 7;\nexport const handlers = { train: ok, eval: ok, chat: ok, serveSearch: ok };\n',
+    );
+    const h = await loadHandlers(mod);
+    expect(await h.train({} as CommandContext)).toBe(7);
+    const wrong = join(dir, 'wrong.mjs');
+    writeFileSync(wrong, 'export const handlers = { train() {} };\n');
+    await expect(loadHandlers(wrong)).rejects.toThrow('must export "handlers"');
+  });
+});
