@@ -2,12 +2,12 @@ import type { View } from '../backend.js';
 import { dataOf } from './storage.js';
 import { elementOffsets } from './strided.js';
 
-const COLUMN_BLOCK = 256;
-
 /**
- * Batched matmul over strided views. When b's rows are contiguous the loop order is i-k-j over column
- * blocks (the inner loop streams a row of b and of the accumulator); when b is transposed (contiguous along k)
- * each output is a dot product along k. Accumulation is in float64.
+ * Batched matmul over strided views. Each batch's operands are first packed into contiguous float64
+ * panels (A as M×K, B as K×N), whatever their strides (transposed, broadcast), so the inner kernel is one
+ * monomorphic loop nest: four rows of C at a time, i-k-j order, the inner loop streaming a row of B while
+ * four accumulators rows stay hot. Packing costs O(MK + KN) against the O(MNK) product. Accumulation is
+ * in float64.
  */
 export function matmul(a: View, b: View, out: View): void {
   const rank = out.shape.length;
@@ -17,43 +17,64 @@ export function matmul(a: View, b: View, out: View): void {
   const batchShape = out.shape.slice(0, rank - 2);
   const aBatch = elementOffsets(batchShape, a.strides.slice(0, rank - 2), a.offset);
   const bBatch = elementOffsets(batchShape, b.strides.slice(0, rank - 2), b.offset);
-  const sam = a.strides[rank - 2];
-  const sak = a.strides[rank - 1];
-  const sbk = b.strides[rank - 2];
-  const sbn = b.strides[rank - 1];
   const A = dataOf(a);
   const B = dataOf(b);
   const C = dataOf(out);
-  const acc = new Float64Array(Math.min(N, COLUMN_BLOCK));
+  const pa = new Float64Array(M * K);
+  const pb = new Float64Array(K * N);
+  const pc = new Float64Array(M * N);
+  let packedB = -1;
   for (let batch = 0; batch < aBatch.length; batch++) {
-    const a0 = aBatch[batch];
-    const b0 = bBatch[batch];
-    const c0 = batch * M * N;
-    if (sbn === 1 || N === 1) {
-      for (let j0 = 0; j0 < N; j0 += COLUMN_BLOCK) {
-        const width = Math.min(COLUMN_BLOCK, N - j0);
-        for (let i = 0; i < M; i++) {
-          acc.fill(0, 0, width);
-          const aRow = a0 + i * sam;
-          for (let k = 0; k < K; k++) {
-            const aik = A[aRow + k * sak];
-            const bRow = b0 + k * sbk + j0 * sbn;
-            for (let j = 0; j < width; j++) acc[j] += aik * B[bRow + j * sbn];
-          }
-          const cRow = c0 + i * N + j0;
-          for (let j = 0; j < width; j++) C[cRow + j] = acc[j];
-        }
+    pack(A, aBatch[batch], M, K, a.strides[rank - 2], a.strides[rank - 1], pa);
+    // A weight broadcast over the batch (stride 0) is packed once.
+    if (bBatch[batch] !== packedB) {
+      pack(B, bBatch[batch], K, N, b.strides[rank - 2], b.strides[rank - 1], pb);
+      packedB = bBatch[batch];
+    }
+    multiply(pa, pb, pc, M, N, K);
+    C.set(pc, batch * M * N);
+  }
+}
+
+function pack(src: ArrayLike<number>, offset: number, rows: number, cols: number, rs: number, cs: number, dst: Float64Array): void {
+  for (let i = 0; i < rows; i++) {
+    const base = offset + i * rs;
+    const d = i * cols;
+    if (cs === 1) for (let j = 0; j < cols; j++) dst[d + j] = src[base + j];
+    else for (let j = 0; j < cols; j++) dst[d + j] = src[base + j * cs];
+  }
+}
+
+/** C = A·B on contiguous float64 panels (C is overwritten). */
+function multiply(A: Float64Array, B: Float64Array, C: Float64Array, M: number, N: number, K: number): void {
+  C.fill(0);
+  let i = 0;
+  for (; i + 4 <= M; i += 4) {
+    const c0 = i * N;
+    const c1 = c0 + N;
+    const c2 = c1 + N;
+    const c3 = c2 + N;
+    for (let k = 0; k < K; k++) {
+      const a0 = A[i * K + k];
+      const a1 = A[(i + 1) * K + k];
+      const a2 = A[(i + 2) * K + k];
+      const a3 = A[(i + 3) * K + k];
+      const bRow = k * N;
+      for (let j = 0; j < N; j++) {
+        const bv = B[bRow + j];
+        C[c0 + j] += a0 * bv;
+        C[c1 + j] += a1 * bv;
+        C[c2 + j] += a2 * bv;
+        C[c3 + j] += a3 * bv;
       }
-    } else {
-      for (let i = 0; i < M; i++) {
-        const aRow = a0 + i * sam;
-        for (let j = 0; j < N; j++) {
-          const bCol = b0 + j * sbn;
-          let s = 0;
-          for (let k = 0; k < K; k++) s += A[aRow + k * sak] * B[bCol + k * sbk];
-          C[c0 + i * N + j] = s;
-        }
-      }
+    }
+  }
+  for (; i < M; i++) {
+    const c0 = i * N;
+    for (let k = 0; k < K; k++) {
+      const a0 = A[i * K + k];
+      const bRow = k * N;
+      for (let j = 0; j < N; j++) C[c0 + j] += a0 * B[bRow + j];
     }
   }
 }
