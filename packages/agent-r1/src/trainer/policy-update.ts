@@ -1,0 +1,172 @@
+/**
+ * The update phase of an RL step: several epochs over shuffled mini-batches of the rollout batch, each
+ * mini-batch one optimizer step, accumulated over micro-batches. The policy loss is PPO's clipped surrogate
+ * (for every algorithm: with one epoch and on-policy data it is the plain policy gradient), plus the KL loss
+ * to the reference and the entropy bonus; PPO also fits the critic.
+ */
+import { type AdamW, type TransformerLM, clipGradNorm } from '@agent-r1/nn';
+import { type Generator, type Tensor, rand, tidy } from '@agent-r1/tensor';
+import type { TrajectoryBatch } from '../algorithms/batch.js';
+import { rowsToTensor } from '../algorithms/batch.js';
+import { klLoss, policyEntropy, ppoLoss, valueLoss } from '../algorithms/losses.js';
+import type { TrainConfig } from './config.js';
+import { sequenceForward } from './sequence.js';
+
+export interface UpdateInputs {
+  batch: TrajectoryBatch;
+  advantages: Float64Array[];
+  returns: Float64Array[];
+  /** Reference log-probs per token when the KL loss is on. */
+  refLogprobs: Float64Array[] | null;
+  /** Critic values at rollout time (PPO). */
+  oldValues: Float64Array[] | null;
+}
+
+export interface UpdateModels {
+  policy: TransformerLM;
+  optimizer: AdamW;
+  /** A separate critic (PPO without a shared trunk), with its optimizer. */
+  critic: TransformerLM | null;
+  criticOptimizer: AdamW | null;
+}
+
+export interface UpdateMetrics {
+  policyLoss: number;
+  clipFraction: number;
+  approxKl: number;
+  entropy: number;
+  klLoss: number;
+  valueLoss: number;
+  gradNorm: number;
+}
+
+/** A permutation of 0..n-1 drawn from the run's generator (reproducible from the seed). */
+function shuffled(n: number, generator: Generator): number[] {
+  const keys = tidy(() => rand([n], { generator, dtype: 'float64' }).dataSync());
+  return Array.from({ length: n }, (_, i) => i).sort((a, b) => keys[a] - keys[b] || a - b);
+}
+
+function chunks<T>(xs: readonly T[], size: number): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < xs.length; i += size) out.push(xs.slice(i, i + size));
+  return out;
+}
+
+/** Runs the update phase and returns the metrics averaged over mini-batches. */
+export function updatePolicy(
+  config: TrainConfig,
+  models: UpdateModels,
+  inputs: UpdateInputs,
+  generator: Generator,
+  lr: number,
+): UpdateMetrics {
+  const { algorithm, train } = config;
+  const { batch } = inputs;
+  const temperature = config.rollout.temperature > 0 ? config.rollout.temperature : 1;
+  const isPpo = algorithm.name === 'ppo';
+  const sums: UpdateMetrics = {
+    policyLoss: 0,
+    clipFraction: 0,
+    approxKl: 0,
+    entropy: 0,
+    klLoss: 0,
+    valueLoss: 0,
+    gradNorm: 0,
+  };
+  let updates = 0;
+  const dtype = models.policy.config.dtype;
+  const pick = (rows: readonly ArrayLike<number>[], idx: readonly number[]) =>
+    rowsToTensor(
+      idx.map((i) => rows[i]),
+      { dtype },
+    );
+  for (let epoch = 0; epoch < train.ppoEpochs; epoch++) {
+    for (const mini of chunks(shuffled(batch.size, generator), train.miniBatchSize)) {
+      models.optimizer.zeroGrad();
+      models.criticOptimizer?.zeroGrad();
+      for (const micro of chunks(mini, train.microBatchSize)) {
+        const weight = micro.length / mini.length;
+        const m = tidy(() => {
+          const out = sequenceForward(models.policy, batch, micro, temperature);
+          const masks = {
+            actionMask: pick(batch.actionMask, micro),
+            responseMask: pick(batch.responseMask, micro),
+            useActionMask: algorithm.useActionMask,
+            aggregation: algorithm.aggregation,
+          };
+          const ppo = ppoLoss({
+            ...masks,
+            logprobs: out.logprobs,
+            oldLogprobs: pick(batch.oldLogprobs, micro),
+            advantages: pick(inputs.advantages, micro),
+            clipRatioLow: algorithm.clipRatio,
+            clipRatioHigh: algorithm.clipRatioHigh,
+            dualClip: algorithm.dualClip > 0 ? algorithm.dualClip : null,
+          });
+          let loss: Tensor = ppo.loss;
+          let kl = 0;
+          if (inputs.refLogprobs && !algorithm.klInReward && algorithm.klCoef > 0) {
+            const k = klLoss({
+              ...masks,
+              logprobs: out.logprobs,
+              refLogprobs: pick(inputs.refLogprobs, micro),
+              estimator: algorithm.klType,
+            });
+            kl = k.itemSync();
+            loss = loss.add(k.mul(algorithm.klCoef));
+          }
+          // The entropy of the distribution predicting token t sits in logits column t - 1.
+          const shifted = {
+            ...masks,
+            actionMask: masks.actionMask.narrow(1, 1, batch.length - 1),
+            responseMask: masks.responseMask.narrow(1, 1, batch.length - 1),
+          };
+          const entropy = policyEntropy({ ...shifted, logits: out.logits });
+          if (algorithm.entropyCoef > 0) loss = loss.sub(entropy.mul(algorithm.entropyCoef));
+          let vLoss = 0;
+          if (isPpo) {
+            const values = models.critic
+              ? sequenceForward(models.critic, batch, micro, 1).values
+              : out.values;
+            if (!values || !inputs.oldValues) throw new Error('updatePolicy: PPO needs a value head');
+            const v = valueLoss({
+              ...masks,
+              values,
+              oldValues: pick(inputs.oldValues, micro),
+              returns: pick(inputs.returns, micro),
+              clipRange: algorithm.valueClip > 0 ? algorithm.valueClip : Number.POSITIVE_INFINITY,
+            });
+            vLoss = v.loss.itemSync();
+            loss = loss.add(v.loss.mul(algorithm.valueCoef));
+          }
+          loss.mul(weight).backward();
+          return {
+            policyLoss: ppo.loss.itemSync(),
+            clipFraction: ppo.clipFraction,
+            approxKl: ppo.approxKl,
+            entropy: entropy.itemSync(),
+            kl,
+            vLoss,
+          };
+        });
+        sums.policyLoss += m.policyLoss * weight;
+        sums.clipFraction += m.clipFraction * weight;
+        sums.approxKl += m.approxKl * weight;
+        sums.entropy += m.entropy * weight;
+        sums.klLoss += m.kl * weight;
+        sums.valueLoss += m.vLoss * weight;
+      }
+      // gradClip 0: no clipping, but the norm is still measured for the metrics.
+      const maxNorm = train.gradClip > 0 ? train.gradClip : Number.MAX_VALUE;
+      sums.gradNorm += clipGradNorm(models.policy.parameters(), maxNorm);
+      models.optimizer.step(lr);
+      if (models.critic && models.criticOptimizer) {
+        clipGradNorm(models.critic.parameters(), maxNorm);
+        models.criticOptimizer.step();
+      }
+      updates++;
+    }
+  }
+  for (const key of Object.keys(sums) as (keyof UpdateMetrics)[]) sums[key] /= Math.max(updates, 1);
+  return sums;
+}

@@ -1,0 +1,164 @@
+/**
+ * One RL step, in the order of the paper's algorithm:
+ * prompts → rollout(policy, env) → rewards → reference log-probs and values → advantages → policy update →
+ * metrics.
+ */
+import type { AdamW, TransformerLM } from '@agent-r1/nn';
+import { type Generator, type Tensor, noGrad, tidy } from '@agent-r1/tensor';
+import { applyKlPenalty } from '../algorithms/advantages.js';
+import { buildBatch } from '../algorithms/batch.js';
+import { explainedVariance, maskedMean } from '../algorithms/metrics.js';
+import type { AgentEnv } from '../mdp/env.js';
+import { type Trajectory, actionTokenCount, totalReward } from '../mdp/trajectory.js';
+import type { TextCodec } from '../rollout/config.js';
+import { rollout } from '../rollout/engine.js';
+import { computeAdvantages } from './advantage-step.js';
+import type { TrainConfig } from './config.js';
+import { updatePolicy } from './policy-update.js';
+import { sequenceForward } from './sequence.js';
+
+export interface RlContext<Example> {
+  config: TrainConfig;
+  policy: TransformerLM;
+  optimizer: AdamW;
+  /** Frozen initial policy for the KL term (null when klCoef is 0). */
+  reference: TransformerLM | null;
+  critic: TransformerLM | null;
+  criticOptimizer: AdamW | null;
+  codec: TextCodec;
+  makeEnv: () => AgentEnv<Example>;
+  stopTokens: readonly number[];
+  stopStrings: readonly string[];
+  generator: Generator;
+}
+
+export type StepMetrics = Record<string, number>;
+
+function rows(t: Tensor): Float64Array[] {
+  const [n, l] = t.shape;
+  const data = t.dataSync();
+  return Array.from({ length: n }, (_, i) => Float64Array.from(data.subarray(i * l, (i + 1) * l)));
+}
+
+/** Per-token tensors of a frozen model over the whole batch, as rows. */
+function frozenPass(
+  model: TransformerLM,
+  batch: ReturnType<typeof buildBatch>,
+  micro: number,
+  temperature: number,
+) {
+  const lp: Float64Array[] = [];
+  const values: Float64Array[] = [];
+  noGrad(() => {
+    for (let start = 0; start < batch.size; start += micro) {
+      const idx = Array.from({ length: Math.min(micro, batch.size - start) }, (_, i) => start + i);
+      tidy(() => {
+        const out = sequenceForward(model, batch, idx, temperature);
+        lp.push(...rows(out.logprobs));
+        if (out.values) values.push(...rows(out.values));
+      });
+    }
+  });
+  return { logprobs: lp, values: values.length ? values : null };
+}
+
+export async function rlStep<Example>(
+  ctx: RlContext<Example>,
+  examples: readonly Example[],
+  lr: number,
+): Promise<{ metrics: StepMetrics; trajectories: Trajectory[] }> {
+  const { config } = ctx;
+  const { algorithm, rollout: r } = config;
+  const t0 = performance.now();
+  const trajectories = await rollout({
+    policy: ctx.policy,
+    codec: ctx.codec,
+    makeEnv: ctx.makeEnv,
+    examples,
+    samplesPerExample: r.n,
+    limits: r,
+    sampling: {
+      temperature: r.temperature,
+      topK: r.topK || undefined,
+      topP: r.topP,
+      greedy: r.temperature === 0,
+    },
+    stopTokens: ctx.stopTokens,
+    stopStrings: ctx.stopStrings,
+    generator: ctx.generator,
+  });
+  const t1 = performance.now();
+  const batch = buildBatch(trajectories, { includeProcessRewards: algorithm.processRewards });
+  const temperature = r.temperature > 0 ? r.temperature : 1;
+  const micro = config.train.microBatchSize;
+  const ref =
+    ctx.reference && algorithm.klCoef > 0
+      ? frozenPass(ctx.reference, batch, micro, temperature).logprobs
+      : null;
+  const oldValues =
+    algorithm.name === 'ppo' ? frozenPass(ctx.critic ?? ctx.policy, batch, micro, 1).values : null;
+  let rewards = batch.rewards;
+  let rewardKl = 0;
+  if (ref && algorithm.klInReward) {
+    const penalised = applyKlPenalty({
+      rewards,
+      actionMask: batch.actionMask,
+      logprobs: batch.oldLogprobs,
+      refLogprobs: ref,
+      beta: algorithm.klCoef,
+      estimator: algorithm.klType,
+    });
+    rewards = penalised.rewards;
+    rewardKl = penalised.meanKl;
+  }
+  const { advantages, returns } = computeAdvantages(algorithm, {
+    rewards,
+    actionMask: batch.actionMask,
+    groups: batch.groups,
+    values: oldValues,
+  });
+  const t2 = performance.now();
+  const update = updatePolicy(
+    config,
+    {
+      policy: ctx.policy,
+      optimizer: ctx.optimizer,
+      critic: ctx.critic,
+      criticOptimizer: ctx.criticOptimizer,
+    },
+    { batch, advantages, returns, refLogprobs: algorithm.klInReward ? null : ref, oldValues },
+    ctx.generator,
+    lr,
+  );
+  const t3 = performance.now();
+  const scores = trajectories.map((t) => totalReward(t));
+  const mean = scores.reduce((a, b) => a + b, 0) / scores.length;
+  const toolCalls = trajectories.flatMap((t) => t.toolCalls);
+  const actionTokens = trajectories.reduce((n, t) => n + actionTokenCount(t), 0);
+  const metrics: StepMetrics = {
+    reward: mean,
+    rewardStd: Math.sqrt(scores.reduce((a, s) => a + (s - mean) ** 2, 0) / scores.length),
+    em: meanInfo(trajectories, 'em'),
+    turns: trajectories.reduce((n, t) => n + t.turns.length, 0) / trajectories.length,
+    responseLength: batch.responseLengths.reduce((a, b) => a + b, 0) / batch.size,
+    actionTokens: actionTokens / trajectories.length,
+    toolCalls: toolCalls.length / trajectories.length,
+    toolSuccess: toolCalls.length ? toolCalls.filter((c) => c.success).length / toolCalls.length : Number.NaN,
+    advantageMean: maskedMean(advantages, batch.actionMask),
+    ...update,
+    rewardKl,
+    explainedVariance: oldValues ? explainedVariance(oldValues, returns, batch.actionMask) : Number.NaN,
+    tokensPerSecond: actionTokens / ((t1 - t0) / 1000),
+    rolloutSeconds: (t1 - t0) / 1000,
+    prepareSeconds: (t2 - t1) / 1000,
+    updateSeconds: (t3 - t2) / 1000,
+    lr,
+  };
+  return { metrics, trajectories };
+}
+
+/** Mean of a numeric `info` field over trajectories that report it (NaN when none do). */
+export function meanInfo(trajectories: readonly Trajectory[], key: string): number {
+  const xs = trajectories.map((t) => t.info[key]).filter((v): v is number => typeof v === 'number');
+  return xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : Number.NaN;
+}

@@ -1,0 +1,92 @@
+/**
+ * The toy environment of the end-to-end RL tests: each episode hides a digit; the `<reveal>` tool shows it
+ * (`<result>7</result>`), and the policy earns 1 for answering it (`<answer>7</answer>`). Guessing without
+ * the tool is right one time in ten, so the reward rises exactly as far as the policy learns to use the tool
+ * and to repeat what it returned. A word-level vocabulary of 17 tokens keeps the policy tiny.
+ */
+import type { AgentEnv, StepResult } from '../../src/mdp/env.js';
+import type { TextCodec } from '../../src/rollout/config.js';
+
+export const WORDS = [
+  '?',
+  '<reveal>',
+  '<result>',
+  '</result>',
+  '<answer>',
+  '</answer>',
+  '<eos>',
+  ...'0123456789',
+];
+const PATTERN = new RegExp(WORDS.map((w) => w.replace(/[?]/g, '\\?')).join('|'), 'g');
+
+export const codec: TextCodec = {
+  encode: (text) => [...text.matchAll(PATTERN)].map((m) => WORDS.indexOf(m[0])),
+  decode: (ids) => Array.from(ids, (i) => WORDS[i] ?? '').join(''),
+};
+
+export const STOP_TOKENS = [WORDS.indexOf('<reveal>'), WORDS.indexOf('</answer>'), WORDS.indexOf('<eos>')];
+
+export interface RevealExample {
+  secret: number;
+}
+
+export function examples(count: number, seed: number): RevealExample[] {
+  let s = seed >>> 0;
+  return Array.from({ length: count }, () => {
+    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
+    return { secret: Math.floor((s / 2 ** 32) * 10) };
+  });
+}
+
+export class RevealEnv implements AgentEnv<RevealExample> {
+  private secret = 0;
+
+  reset(example: RevealExample): string {
+    this.secret = example.secret;
+    return '?';
+  }
+
+  async step(action: string): Promise<StepResult> {
+    const answer = /<answer>(\d)<\/answer>/.exec(action);
+    if (answer) {
+      const em = Number(answer[1]) === this.secret ? 1 : 0;
+      return {
+        observation: null,
+        rewards: [{ value: em, kind: 'outcome' }],
+        done: true,
+        toolCalls: [],
+        info: { em },
+      };
+    }
+    if (action.endsWith('<reveal>')) {
+      const content = String(this.secret);
+      return {
+        observation: `<result>${content}</result>`,
+        rewards: [],
+        done: false,
+        toolCalls: [{ name: 'reveal', args: {}, content, success: true }],
+        info: {},
+      };
+    }
+    return {
+      observation: null,
+      rewards: [{ value: 0, kind: 'outcome' }],
+      done: true,
+      toolCalls: [],
+      info: { em: 0 },
+    };
+  }
+}
+
+/** Scripted demonstrations: with the tool (reveal, then repeat) or a blind guess, alternately. */
+export function demoPolicy(guess: (i: number) => number) {
+  let episode = 0;
+  return (useTool: boolean) => {
+    const i = episode++;
+    return (context: string): string => {
+      const shown = /<result>(\d)<\/result>$/.exec(context);
+      if (shown) return `<answer>${shown[1]}</answer>`;
+      return useTool ? '<reveal>' : `<answer>${guess(i)}</answer>`;
+    };
+  };
+}
