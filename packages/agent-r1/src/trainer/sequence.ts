@@ -20,7 +20,7 @@ export interface SequenceOutputs {
 export function batchIds(batch: TrajectoryBatch, rows: readonly number[], device?: string): Tensor {
   const L = batch.length;
   const data = new Int32Array(rows.length * L);
-  rows.forEach((r, i) => data.set(batch.tokens[r], i * L));
+  for (const [i, r] of rows.entries()) data.set(batch.tokens[r], i * L);
   return tensor(data, { shape: [rows.length, L], device });
 }
 
