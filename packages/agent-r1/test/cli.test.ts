@@ -184,7 +184,10 @@ describe('runCli errors and help', () => {
         ['train', 'notanoverride'],
         'agent-r1: config: override "notanoverride" must look like key.sub=value\n',
       ],
-      [['eval', '--preset', 'big'], 'agent-r1: config: unknown preset "big"; known: default, smoke\n'],
+      [
+        ['eval', '--preset', 'big'],
+        'agent-r1: config: unknown preset "big"; known: default, reveal, smoke\n',
+      ],
     ];
     for (const [argv, err] of cases) expect(await cli(argv, handlers)).toEqual({ code: 2, out: '', err });
     const missing = join(dir, 'missing.yaml');

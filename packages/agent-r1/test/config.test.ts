@@ -30,7 +30,7 @@ describe('defaults and presets', () => {
     expect(c).not.toBe(DEFAULT_CONFIG);
     expect(c.seed).toBe(0);
     expect(c.backend).toBe('cpu');
-    expect(c.task).toBe('multihop-qa');
+    expect(c.task).toBe('reveal');
     expect(c.algorithm.name).toBe('grpo');
     expect(c.model.ffnHidden).toBeUndefined();
     expect(() => validateConfig(structuredClone(DEFAULT_CONFIG))).not.toThrow();
@@ -55,7 +55,7 @@ describe('defaults and presets', () => {
 
   it('rejects an unknown preset with a suggestion', () => {
     expect(() => resolveConfig({ preset: 'smok' })).toThrow(
-      'config: unknown preset "smok" (did you mean "smoke"?); known: default, smoke',
+      'config: unknown preset "smok" (did you mean "smoke"?); known: default, reveal, smoke',
     );
   });
 

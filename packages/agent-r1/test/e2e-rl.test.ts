@@ -10,7 +10,7 @@ import { type AlgorithmName, resolveConfig } from '../src/trainer/config.js';
 import { demonstrate } from '../src/trainer/demonstrations.js';
 import { type StepMetrics, rlStep } from '../src/trainer/rl-step.js';
 import { sftStep } from '../src/trainer/sft.js';
-import { RevealEnv, STOP_TOKENS, WORDS, codec, demoPolicy, examples } from './support/reveal-task.js';
+import { RevealEnv, STOP_TOKENS, WORDS, codec, demoPolicy, examples } from '../src/tasks/reveal/index.js';
 
 const limits = { maxTurns: 3, maxTokensPerTurn: 4, maxLength: 16, maxObservationTokens: 4 };
 const modelConfig = {
@@ -72,9 +72,10 @@ const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
 beforeAll(async () => {
   const policy = new TransformerLM(modelConfig);
   const optimizer = new AdamW(policy.parameters(), { lr: 3e-3, weightDecay: 0 });
-  const scripted = demoPolicy((i) => (i * 7) % 10);
   const demos = await Promise.all(
-    train.slice(0, 64).map((ex, i) => demonstrate(new RevealEnv(), ex, scripted(i % 2 === 0), codec, limits)),
+    train
+      .slice(0, 64)
+      .map((ex, i) => demonstrate(new RevealEnv(), ex, demoPolicy(i % 2 === 0, (i * 7) % 10), codec, limits)),
   );
   for (let step = 0; step < 150; step++)
     sftStep(policy, optimizer, demos, { microBatchSize: 64, gradClip: 1 });

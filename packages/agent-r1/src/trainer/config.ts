@@ -97,6 +97,15 @@ export interface TrainLoopConfig {
   schedule: LrSchedule;
 }
 
+export interface SftConfig {
+  /** Optimizer steps of the supervised warm start on scripted demonstrations; 0 skips it. */
+  steps: number;
+  /** Demonstrations (episodes of the scripted policy) to train on. */
+  demonstrations: number;
+  batchSize: number;
+  lr: number;
+}
+
 export interface EvalConfig {
   /** Evaluate every this many steps; 0 turns periodic evaluation off. */
   every: number;
@@ -126,6 +135,7 @@ export interface TrainConfig {
   critic: CriticConfig;
   rollout: RolloutConfig;
   algorithm: AlgorithmConfig;
+  sft: SftConfig;
   train: TrainLoopConfig;
   eval: EvalConfig;
   checkpoint: CheckpointConfig;
@@ -140,7 +150,7 @@ export type PartialTrainConfig = DeepPartial<TrainConfig>;
 export const DEFAULT_CONFIG: TrainConfig = {
   seed: 0,
   backend: 'cpu',
-  task: 'multihop-qa',
+  task: 'reveal',
   model: {
     dModel: 64,
     layers: 2,
@@ -193,6 +203,7 @@ export const DEFAULT_CONFIG: TrainConfig = {
     warmupSteps: 10,
     schedule: 'constant',
   },
+  sft: { steps: 0, demonstrations: 64, batchSize: 16, lr: 3e-3 },
   eval: { every: 25, examples: 64 },
   checkpoint: { dir: 'runs/agent-r1/checkpoints', every: 50, resume: false },
   log: { dir: 'runs/agent-r1', progress: 'auto' },
@@ -202,6 +213,35 @@ export const DEFAULT_CONFIG: TrainConfig = {
 export const presets: Record<string, PartialTrainConfig> = {
   /** The defaults as they are. */
   default: {},
+  /**
+   * The quickstart (`npm run train`): warm start, then GRPO on the reveal task with a 17-token vocabulary;
+   * about a minute on two cores, validation EM from about 0.6 to about 0.75.
+   */
+  reveal: {
+    task: 'reveal',
+    model: { dModel: 32, layers: 2, heads: 4, kvHeads: 2, maxLength: 16 },
+    rollout: {
+      n: 8,
+      maxTurns: 3,
+      maxTokensPerTurn: 4,
+      maxLength: 16,
+      maxObservationTokens: 4,
+      temperature: 1,
+    },
+    algorithm: { name: 'grpo', klCoef: 0 },
+    sft: { steps: 150, demonstrations: 64, batchSize: 64, lr: 0.003 },
+    train: {
+      steps: 40,
+      promptsPerStep: 8,
+      miniBatchSize: 64,
+      microBatchSize: 64,
+      lr: 0.0003,
+      warmupSteps: 0,
+    },
+    eval: { every: 20, examples: 100 },
+    checkpoint: { dir: 'runs/reveal/checkpoints', every: 20 },
+    log: { dir: 'runs/reveal' },
+  },
   /** A run of seconds: checks that everything is wired, not that anything is learned. */
   smoke: {
     model: { dModel: 32, layers: 1, heads: 2, kvHeads: 1, maxLength: 256 },
@@ -306,6 +346,12 @@ const SCHEMA: Field = obj<TrainConfig>({
     gradClip: num({ min: 0 }),
     warmupSteps: int(0),
     schedule: oneOf('constant', 'cosine', 'linear'),
+  }),
+  sft: obj<SftConfig>({
+    steps: int(0),
+    demonstrations: int(1),
+    batchSize: int(1),
+    lr: num({ min: 0, above: true }),
   }),
   eval: obj<EvalConfig>({ every: int(0), examples: int(0) }),
   checkpoint: obj<CheckpointConfig>({ dir: str, every: int(0), resume: bool }),

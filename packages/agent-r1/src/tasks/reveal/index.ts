@@ -4,8 +4,9 @@
  * the tool is right one time in ten, so the reward rises exactly as far as the policy learns to use the tool
  * and to repeat what it returned. A word-level vocabulary of 17 tokens keeps the policy tiny.
  */
-import type { AgentEnv, StepResult } from '../../src/mdp/env.js';
-import type { TextCodec } from '../../src/rollout/config.js';
+import type { AgentEnv, StepResult } from '../../mdp/env.js';
+import type { TextCodec } from '../../rollout/config.js';
+import type { AgentTask } from '../task.js';
 
 export const WORDS = [
   '?',
@@ -78,15 +79,30 @@ export class RevealEnv implements AgentEnv<RevealExample> {
   }
 }
 
-/** Scripted demonstrations: with the tool (reveal, then repeat) or a blind guess, alternately. */
-export function demoPolicy(guess: (i: number) => number) {
-  let episode = 0;
-  return (useTool: boolean) => {
-    const i = episode++;
-    return (context: string): string => {
-      const shown = /<result>(\d)<\/result>$/.exec(context);
-      if (shown) return `<answer>${shown[1]}</answer>`;
-      return useTool ? '<reveal>' : `<answer>${guess(i)}</answer>`;
-    };
+/** A scripted policy: with the tool (reveal, then repeat what it showed), or a blind guess of `guess`. */
+export function demoPolicy(useTool: boolean, guess: number) {
+  return (context: string): string => {
+    const shown = /<result>(\d)<\/result>$/.exec(context);
+    if (shown) return `<answer>${shown[1]}</answer>`;
+    return useTool ? '<reveal>' : `<answer>${guess}</answer>`;
+  };
+}
+
+/**
+ * The reveal task for the trainer: its scripted warm start uses the tool on even-numbered demonstrations
+ * and guesses on odd ones, leaving RL the room to learn when the tool pays.
+ */
+export function revealTask(config: { seed: number }): AgentTask<RevealExample> {
+  return {
+    name: 'reveal',
+    train: examples(512, config.seed + 1),
+    validation: examples(100, config.seed + 2),
+    makeEnv: () => new RevealEnv(),
+    codec,
+    vocabSize: WORDS.length,
+    stopTokens: STOP_TOKENS,
+    stopStrings: [],
+    scripted: (_example, index) => demoPolicy(index % 2 === 0, (index * 7) % 10),
+    fromQuestion: () => examples(1, Date.now() % 2 ** 31)[0],
   };
 }

@@ -1,0 +1,39 @@
+/**
+ * What the trainer needs from a task: examples, an environment per trajectory, the tokenizer, the strings
+ * and tokens that end an action, and (for the supervised warm start) scripted demonstrations. A new task
+ * implements this and registers a factory by name; the trainer does not change.
+ */
+import type { AgentEnv } from '../mdp/env.js';
+import type { TextPolicy } from '../mdp/text-episode.js';
+import type { TextCodec } from '../rollout/config.js';
+import type { TrainConfig } from '../trainer/config.js';
+
+export interface AgentTask<Example = unknown> {
+  name: string;
+  train: readonly Example[];
+  validation: readonly Example[];
+  makeEnv(): AgentEnv<Example>;
+  codec: TextCodec;
+  vocabSize: number;
+  stopTokens: readonly number[];
+  stopStrings: readonly string[];
+  /** A scripted policy for one example, for demonstrations (the supervised warm start). */
+  scripted?(example: Example, index: number): TextPolicy;
+  /** An example made from a user's question, for `agent-r1 chat`. */
+  fromQuestion?(question: string): Example;
+}
+
+export type TaskFactory = (config: TrainConfig) => AgentTask | Promise<AgentTask>;
+
+const factories = new Map<string, TaskFactory>();
+
+export function registerTask(name: string, factory: TaskFactory): void {
+  factories.set(name, factory);
+}
+
+export async function createTask(config: TrainConfig): Promise<AgentTask> {
+  const factory = factories.get(config.task);
+  if (!factory)
+    throw new Error(`unknown task "${config.task}" (available: ${[...factories.keys()].join(', ')})`);
+  return factory(config);
+}

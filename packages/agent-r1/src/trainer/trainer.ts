@@ -1,0 +1,190 @@
+/**
+ * The training run: an optional supervised warm start on scripted demonstrations, then RL steps (see
+ * rl-step.ts), with greedy validation, metrics to JSONL and an SVG plot, and checkpoints that resume the run
+ * exactly (weights, optimizer moments, random generators, step).
+ */
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import {
+  AdamW,
+  type TransformerLM,
+  constant,
+  loadCheckpoint,
+  saveCheckpoint,
+  warmupCosine,
+  warmupLinear,
+} from '@agent-r1/nn';
+import { Generator, rand, tidy } from '@agent-r1/tensor';
+import type { Trajectory } from '../mdp/trajectory.js';
+import type { AgentTask } from '../tasks/task.js';
+import type { TrainConfig } from './config.js';
+import { demonstrate } from './demonstrations.js';
+import { type Evaluation, evaluate } from './evaluate.js';
+import { openMetricsLog, readMetrics } from './metrics-log.js';
+import { buildCritic, buildPolicy, freezeCopy } from './models.js';
+import { plotMetrics } from './plot.js';
+import { createProgress } from './progress.js';
+import { type RlContext, type StepMetrics, rlStep } from './rl-step.js';
+import { sftStep } from './sft.js';
+
+export interface TrainResult {
+  /** RL steps taken in this run (after any resumed ones). */
+  steps: number;
+  metrics: StepMetrics[];
+  evaluations: { step: number; evaluation: Omit<Evaluation, 'trajectories'> }[];
+  policy: TransformerLM;
+}
+
+interface SavedState {
+  step: number;
+  warmStarted: boolean;
+}
+
+const PLOTTED = ['reward', 'em', 'toolCalls', 'entropy', 'valEm'];
+
+function schedule(config: TrainConfig) {
+  const { warmupSteps, steps, schedule: kind } = config.train;
+  if (kind === 'cosine') return warmupCosine({ warmupSteps, totalSteps: Math.max(steps, warmupSteps) });
+  if (kind === 'linear') return warmupLinear({ warmupSteps, totalSteps: Math.max(steps, warmupSteps) });
+  return constant({ warmupSteps });
+}
+
+/** The examples of one step: a seeded draw without replacement within each pass over the data. */
+function sampleExamples<E>(examples: readonly E[], count: number, generator: Generator): E[] {
+  const keys = tidy(() => rand([examples.length], { generator, dtype: 'float64' }).dataSync());
+  const order = Array.from({ length: examples.length }, (_, i) => i).sort(
+    (a, b) => keys[a] - keys[b] || a - b,
+  );
+  return Array.from({ length: count }, (_, i) => examples[order[i % order.length]]);
+}
+
+async function warmStart<E>(
+  config: TrainConfig,
+  task: AgentTask<E>,
+  policy: TransformerLM,
+  log: (s: string) => void,
+) {
+  const { sft, rollout: limits } = config;
+  if (sft.steps === 0) return;
+  if (!task.scripted)
+    throw new Error(`config: "sft.steps" is ${sft.steps} but task "${task.name}" has no scripted policy`);
+  const demos: Trajectory[] = [];
+  for (const [i, ex] of task.train.slice(0, sft.demonstrations).entries()) {
+    demos.push(await demonstrate(task.makeEnv(), ex, task.scripted(ex, i), task.codec, limits));
+  }
+  const optimizer = new AdamW(policy.parameters(), { lr: sft.lr, weightDecay: config.train.weightDecay });
+  const progress = createProgress({ label: 'warm start', mode: config.log.progress });
+  progress.start(sft.steps, {});
+  for (let step = 0; step < sft.steps; step++) {
+    const start = (step * sft.batchSize) % demos.length;
+    const batch = demos.slice(start, start + sft.batchSize);
+    const loss = sftStep(policy, optimizer, batch, {
+      microBatchSize: config.train.microBatchSize,
+      gradClip: config.train.gradClip,
+    });
+    progress.update(step + 1, { loss });
+  }
+  progress.stop();
+  optimizer.dispose();
+  log(`warm start: ${sft.steps} steps on ${demos.length} demonstrations`);
+}
+
+export async function trainAgent<E>(
+  config: TrainConfig,
+  task: AgentTask<E>,
+  options: { log?: (line: string) => void } = {},
+): Promise<TrainResult> {
+  const log = options.log ?? (() => {});
+  const dir = config.checkpoint.dir;
+  const policyDir = join(dir, 'policy');
+  const policy = buildPolicy(config, task.vocabSize);
+  const critic = buildCritic(config, task.vocabSize);
+  const optimizer = new AdamW(policy.parameters(), {
+    lr: config.train.lr,
+    weightDecay: config.train.weightDecay,
+  });
+  const criticOptimizer = critic
+    ? new AdamW(critic.parameters(), { lr: config.train.criticLr, weightDecay: config.train.weightDecay })
+    : null;
+  const rolloutGenerator = new Generator(config.seed);
+  const dataGenerator = new Generator(config.seed + 1);
+  const generators = { rollout: rolloutGenerator, data: dataGenerator };
+  let state: SavedState = { step: 0, warmStarted: false };
+  if (config.checkpoint.resume && existsSync(join(policyDir, 'state.json'))) {
+    state = await loadCheckpoint<SavedState>(policyDir, { model: policy, optimizer, generators });
+    if (critic && criticOptimizer)
+      await loadCheckpoint(join(dir, 'critic'), { model: critic, optimizer: criticOptimizer });
+    log(`resumed from ${policyDir} at step ${state.step}`);
+  }
+  if (!state.warmStarted) {
+    await warmStart(config, task, policy, log);
+    state.warmStarted = true;
+  }
+  const usesReference = config.algorithm.klCoef > 0;
+  const reference = usesReference ? freezeCopy(policy) : null;
+  const referenceDir = join(dir, 'reference');
+  if (reference && state.step > 0) await loadCheckpoint(referenceDir, { model: reference });
+  const save = async () => {
+    await saveCheckpoint(policyDir, { model: policy, optimizer, generators, state });
+    if (critic && criticOptimizer)
+      await saveCheckpoint(join(dir, 'critic'), { model: critic, optimizer: criticOptimizer });
+    if (reference) await saveCheckpoint(referenceDir, { model: reference });
+  };
+  const ctx: RlContext<E> = {
+    config,
+    policy,
+    optimizer,
+    reference,
+    critic,
+    criticOptimizer,
+    codec: task.codec,
+    makeEnv: () => task.makeEnv(),
+    stopTokens: task.stopTokens,
+    stopStrings: task.stopStrings,
+    generator: rolloutGenerator,
+  };
+  const metricsLog = openMetricsLog(config.log.dir, { fromStep: state.step + 1 });
+  const lrScale = schedule(config);
+  const validation = task.validation.slice(0, config.eval.examples);
+  const result: TrainResult = { steps: 0, metrics: [], evaluations: [], policy };
+  const runEval = async (step: number) => {
+    const { trajectories: _, ...evaluation } = await evaluate(policy, task, validation, config.rollout);
+    result.evaluations.push({ step, evaluation });
+    log(
+      `eval @${step}: reward ${evaluation.reward.toFixed(3)} em ${evaluation.em.toFixed(3)} tools ${evaluation.toolCalls.toFixed(2)}`,
+    );
+    return evaluation;
+  };
+  const progress = createProgress({ label: `rl (${config.algorithm.name})`, mode: config.log.progress });
+  progress.start(config.train.steps, {});
+  for (let step = state.step + 1; step <= config.train.steps; step++) {
+    const examples = sampleExamples(task.train, config.train.promptsPerStep, dataGenerator);
+    const lr = config.train.lr * lrScale(step - 1);
+    const { metrics } = await rlStep(ctx, examples, lr);
+    const record: StepMetrics = { ...metrics };
+    if (config.eval.every > 0 && step % config.eval.every === 0 && validation.length > 0) {
+      const e = await runEval(step);
+      Object.assign(record, { valReward: e.reward, valEm: e.em });
+    }
+    metricsLog.append(step, record);
+    result.metrics.push(record);
+    result.steps++;
+    state.step = step;
+    progress.update(step, { reward: metrics.reward, em: metrics.em });
+    if (config.checkpoint.every > 0 && step % config.checkpoint.every === 0) await save();
+  }
+  progress.stop();
+  metricsLog.close();
+  if (validation.length > 0 && result.evaluations.at(-1)?.step !== state.step) await runEval(state.step);
+  await save();
+  const records = readMetrics(metricsLog.path);
+  if (records.length > 0)
+    plotMetrics(join(config.log.dir, 'curves.svg'), records, PLOTTED, {
+      title: `${task.name}: ${config.algorithm.name}`,
+    });
+  reference?.dispose();
+  critic?.dispose();
+  optimizer.dispose();
+  criticOptimizer?.dispose();
+  return result;
+}

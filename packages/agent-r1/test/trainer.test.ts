@@ -1,0 +1,90 @@
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { createTask } from '../src/tasks/index.js';
+import { type TrainConfig, resolveConfig } from '../src/trainer/config.js';
+import type { StepMetrics } from '../src/trainer/rl-step.js';
+import { trainAgent } from '../src/trainer/trainer.js';
+
+const root = mkdtempSync(join(tmpdir(), 'agent-r1-trainer-'));
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+function config(name: string, steps: number, resume: boolean, algorithm = 'grpo'): TrainConfig {
+  return resolveConfig({
+    overrides: [
+      'task=reveal',
+      `algorithm.name=${algorithm}`,
+      'algorithm.klCoef=0.01',
+      'model.dModel=16',
+      'model.layers=1',
+      'model.heads=2',
+      'model.kvHeads=1',
+      'model.maxLength=16',
+      'rollout.n=4',
+      'rollout.maxTurns=3',
+      'rollout.maxTokensPerTurn=4',
+      'rollout.maxLength=16',
+      'rollout.maxObservationTokens=4',
+      'sft.steps=5',
+      'sft.demonstrations=16',
+      'sft.batchSize=16',
+      `train.steps=${steps}`,
+      'train.promptsPerStep=4',
+      'train.miniBatchSize=8',
+      'train.microBatchSize=4',
+      'train.ppoEpochs=2',
+      'eval.every=0',
+      'eval.examples=8',
+      `checkpoint.dir=${join(root, name, 'ckpt')}`,
+      'checkpoint.every=2',
+      `checkpoint.resume=${resume}`,
+      `log.dir=${join(root, name)}`,
+      'log.progress=none',
+    ],
+  });
+}
+
+const strip = (ms: StepMetrics[]) =>
+  ms.map(({ rolloutSeconds, prepareSeconds, updateSeconds, tokensPerSecond, ...rest }) => rest);
+
+describe('trainAgent', () => {
+  it.each(['grpo', 'ppo'])(
+    '%s: resuming from a checkpoint continues exactly as an uninterrupted run',
+    async (algorithm) => {
+      const task = await createTask(config('x', 1, false));
+      const straight = await trainAgent(config(`${algorithm}-straight`, 4, false, algorithm), task);
+      const first = await trainAgent(config(`${algorithm}-resumed`, 2, false, algorithm), task);
+      const second = await trainAgent(config(`${algorithm}-resumed`, 4, true, algorithm), task);
+      expect(second.steps).toBe(2);
+      expect(strip([...first.metrics, ...second.metrics])).toEqual(strip(straight.metrics));
+      for (const r of [straight, first, second]) r.policy.dispose();
+    },
+    120_000,
+  );
+
+  it('writes metrics, the curves plot and a checkpoint', async () => {
+    const c = config('outputs', 2, false);
+    const task = await createTask(c);
+    const result = await trainAgent(c, task);
+    const lines = readFileSync(join(c.log.dir, 'metrics.jsonl'), 'utf8').trim().split('\n');
+    expect(lines.map((l) => JSON.parse(l).step)).toEqual([1, 2]);
+    expect(readFileSync(join(c.log.dir, 'curves.svg'), 'utf8')).toContain('<svg');
+    for (const f of [
+      'policy/model.safetensors',
+      'policy/optimizer.safetensors',
+      'policy/state.json',
+      'reference/model.safetensors',
+    ]) {
+      expect(existsSync(join(c.checkpoint.dir, f)), f).toBe(true);
+    }
+    expect(result.evaluations).toHaveLength(1);
+    result.policy.dispose();
+  }, 60_000);
+
+  it('names an unknown task', async () => {
+    await expect(createTask({ ...config('bad', 1, false), task: 'nope' })).rejects.toThrow(
+      /unknown task "nope" \(available: reveal, secret-number/,
+    );
+  });
+});
