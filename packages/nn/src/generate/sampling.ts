@@ -37,6 +37,7 @@ export function sampleToken(logits: ArrayLike<number>, u: number, options: Sampl
   }
   if (temperature < 0) throw new Error(`sampleToken: temperature must be >= 0, got ${temperature}`);
   const scale = 1 / temperature;
+  if (!(options.topK ?? 0) && (options.topP ?? 1) >= 1) return sampleFull(logits, scale, u);
   // Candidates in descending order of logit; ties broken by token id so the order is deterministic.
   let order = Array.from({ length: logits.length }, (_, i) => i).sort(
     (a, b) => logits[b] - logits[a] || a - b,
@@ -62,4 +63,22 @@ export function sampleToken(logits: ArrayLike<number>, u: number, options: Sampl
       return { token: order[i], logprob: logSoftmaxAt(logits, scale, order[i]) };
   }
   throw new Error('sampleToken: empty vocabulary');
+}
+
+/** Inverse-CDF sampling over the whole vocabulary in token order: no sort when nothing is truncated. */
+function sampleFull(logits: ArrayLike<number>, scale: number, u: number): Sampled {
+  let max = Number.NEGATIVE_INFINITY;
+  for (let i = 0; i < logits.length; i++) max = Math.max(max, logits[i] * scale);
+  let total = 0;
+  for (let i = 0; i < logits.length; i++) total += Math.exp(logits[i] * scale - max);
+  let target = u * total;
+  let token = logits.length - 1;
+  for (let i = 0; i < logits.length; i++) {
+    target -= Math.exp(logits[i] * scale - max);
+    if (target < 0) {
+      token = i;
+      break;
+    }
+  }
+  return { token, logprob: logits[token] * scale - max - Math.log(total) };
 }

@@ -85,7 +85,7 @@ export class TransformerLM extends Module {
   readonly finalNorm: LayerNorm | RMSNorm;
   readonly head: Linear | null;
   readonly valueHead: Linear | null;
-  private readonly rotary: RotaryTables;
+  private rotary: RotaryTables;
 
   constructor(config: TransformerConfig) {
     super();
@@ -191,6 +191,23 @@ export class TransformerLM extends Module {
     });
     cache?.advance(lengths);
     return out;
+  }
+
+  /** Moves the parameters and the rotary tables to `device`, which later caches and inputs should use too. */
+  override to(device: string): this {
+    const c = this.config;
+    if (this.rotary.cos.device === device) return super.to(device);
+    const rotary = new RotaryTables(this.headDim, c.maxLength, c.ropeBase, { dtype: c.dtype, device });
+    try {
+      super.to(device);
+    } catch (err) {
+      rotary.dispose();
+      throw err;
+    }
+    this.rotary.dispose();
+    this.rotary = rotary;
+    c.device = device;
+    return this;
   }
 
   override dispose(): void {

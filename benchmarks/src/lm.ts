@@ -1,0 +1,223 @@
+/**
+ * Language-model benchmark: `npx tsx --conditions=@agent-r1/source benchmarks/src/lm.ts
+ * [--train-steps 5] [--gen-reps 3] [--out file.json]`.
+ *
+ * The default agent policy (dModel 64, 2 layers, 4 heads, 2 kv heads, SwiGLU, RMSNorm, tied embeddings,
+ * vocab 4096, maxLength 512) on the CPU backend:
+ *  - training: forward + cross-entropy + backward + AdamW step on batches of 8×128 random tokens; the median
+ *    step of `--train-steps` after 2 warm-up steps, as tokens/s (1024 tokens per step);
+ *  - generation: `generate` with the KV cache (batch 1 and batch 8, a 32-token prompt, 64 new tokens,
+ *    temperature 1); and, for comparison, batch 1 without a cache, one full forward over the whole sequence
+ *    per new token, with the same sampling. Median of `--gen-reps` runs after one warm-up run; tokens/s counts
+ *    new tokens over the whole call (prefill included).
+ * Prints a table and writes JSON (default: benchmarks/results/lm.json).
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import { dirname, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { AdamW, TransformerLM, type TransformerConfig, generate, sampleToken } from '@agent-r1/nn';
+import { Generator, crossEntropy, memory, noGrad, randint, rand, tensor, tidy } from '@agent-r1/tensor';
+
+const { values } = parseArgs({
+  options: {
+    'train-steps': { type: 'string', default: '5' },
+    'gen-reps': { type: 'string', default: '3' },
+    out: { type: 'string' },
+  },
+  strict: true,
+});
+const trainSteps = Number(values['train-steps']);
+const genReps = Number(values['gen-reps']);
+const outFile = values.out
+  ? resolve(process.cwd(), values.out)
+  : fileURLToPath(new URL('../results/lm.json', import.meta.url));
+
+const CONFIG: TransformerConfig = {
+  vocabSize: 4096,
+  dModel: 64,
+  layers: 2,
+  heads: 4,
+  kvHeads: 2,
+  maxLength: 512,
+  activation: 'swiglu',
+  norm: 'rms',
+  tiedEmbeddings: true,
+  seed: 0,
+};
+const TRAIN_BATCH = 8;
+const TRAIN_LENGTH = 128;
+const PROMPT = 32;
+const NEW_TOKENS = 64;
+
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+};
+
+interface Result {
+  name: string;
+  shape: string;
+  /** Median and minimum time of one timed unit (a training step, or a whole generate call). */
+  medianMs: number;
+  minMs: number;
+  reps: number;
+  tokens: number;
+  tokensPerSecond: number;
+}
+
+function timed(warmup: number, reps: number, fn: () => void): { medianMs: number; minMs: number } {
+  for (let i = 0; i < warmup; i++) fn();
+  const times: number[] = [];
+  for (let i = 0; i < reps; i++) {
+    const t0 = performance.now();
+    fn();
+    times.push(performance.now() - t0);
+  }
+  return { medianMs: median(times), minMs: Math.min(...times) };
+}
+
+function result(name: string, shape: string, tokens: number, reps: number, t: ReturnType<typeof timed>) {
+  return { name, shape, ...t, reps, tokens, tokensPerSecond: tokens / (t.medianMs / 1e3) };
+}
+
+function checkNoLeak(what: string, before: number): void {
+  const now = memory().tensors;
+  if (now !== before) console.warn(`warning: ${what} left ${now - before} tensors alive`);
+}
+
+function benchTraining(): Result {
+  const model = new TransformerLM(CONFIG);
+  const opt = new AdamW(model.parameters(), { lr: 1e-3 });
+  const gen = new Generator(1);
+  const shape = [TRAIN_BATCH, TRAIN_LENGTH + 1];
+  const step = () =>
+    tidy(() => {
+      const batch = randint(0, CONFIG.vocabSize, shape, { generator: gen, dtype: 'int32' });
+      const x = batch.narrow(1, 0, TRAIN_LENGTH).contiguous();
+      const y = batch.narrow(1, 1, TRAIN_LENGTH).contiguous();
+      const loss = crossEntropy(model.forward(x).logits, y);
+      loss.backward();
+      opt.step();
+      opt.zeroGrad();
+      return loss.itemSync();
+    });
+  step(); // creates the optimizer's moments
+  const before = memory().tensors;
+  const t = timed(1, trainSteps, step);
+  checkNoLeak('training', before);
+  opt.dispose();
+  model.dispose();
+  return result(
+    'train fwd+bwd+AdamW',
+    `${TRAIN_BATCH}x${TRAIN_LENGTH}`,
+    TRAIN_BATCH * TRAIN_LENGTH,
+    trainSteps,
+    t,
+  );
+}
+
+function prompts(batch: number): number[][] {
+  const g = new Generator(2);
+  const ids = randint(0, CONFIG.vocabSize, [batch, PROMPT], { generator: g, dtype: 'int32' });
+  const data = Array.from(ids.dataSync());
+  ids.dispose();
+  return Array.from({ length: batch }, (_, b) => data.slice(b * PROMPT, (b + 1) * PROMPT));
+}
+
+/** Tokens sampled by the last cached batch-1 run, to check the uncached loop samples the same ones. */
+let cachedTokens: number[] = [];
+
+function benchCached(model: TransformerLM, batch: number): Result {
+  const rows = prompts(batch);
+  const run = () => {
+    const out = generate(model, rows, { maxNewTokens: NEW_TOKENS, generator: new Generator(3) });
+    out.cache.dispose();
+    if (out.tokens.some((t) => t.length !== NEW_TOKENS)) throw new Error('generate stopped early');
+    if (batch === 1) cachedTokens = out.tokens[0];
+  };
+  const before = memory().tensors;
+  const t = timed(1, genReps, run);
+  checkNoLeak(`generate batch ${batch}`, before);
+  return result('generate, KV cache', `B${batch} ${PROMPT}+${NEW_TOKENS}`, batch * NEW_TOKENS, genReps, t);
+}
+
+/** Batch 1, no cache: the whole sequence goes through the model for every new token. */
+function benchUncached(model: TransformerLM): Result {
+  const [prompt] = prompts(1);
+  const run = () => {
+    const generator = new Generator(3);
+    const seq = [...prompt];
+    for (let i = 0; i < NEW_TOKENS; i++) {
+      const logits = noGrad(() =>
+        tidy(() => {
+          const ids = tensor([seq], { dtype: 'int32' });
+          const all = model.forward(ids).logits.dataSync();
+          return Float64Array.from(all.subarray((seq.length - 1) * CONFIG.vocabSize));
+        }),
+      );
+      const draw = rand([1], { generator, dtype: 'float64' });
+      const u = draw.dataSync()[0];
+      draw.dispose();
+      seq.push(sampleToken(logits, u).token);
+    }
+    const same = seq.slice(PROMPT).every((t, i) => t === cachedTokens[i]);
+    if (!same) console.warn('warning: the uncached loop sampled other tokens than generate with the cache');
+  };
+  const before = memory().tensors;
+  const t = timed(1, genReps, run);
+  checkNoLeak('generate without a cache', before);
+  return result('generate, no cache', `B1 ${PROMPT}+${NEW_TOKENS}`, NEW_TOKENS, genReps, t);
+}
+
+const machine = {
+  cpu: os.cpus()[0]?.model.trim() ?? 'unknown',
+  cores: os.cpus().length,
+  node: process.version,
+  os: `${os.platform()} ${os.release()} ${os.arch()}`,
+  date: new Date().toISOString(),
+  loadAverage: os.loadavg()[0],
+};
+console.log(
+  `Machine: ${machine.cpu}, ${machine.cores} cores, Node ${machine.node}, ${machine.os}; load ${machine.loadAverage.toFixed(2)}; ${machine.date}`,
+);
+const probe = new TransformerLM(CONFIG);
+const parameters = probe.numParameters();
+console.log(
+  `Model: dModel ${CONFIG.dModel}, ${CONFIG.layers} layers, ${CONFIG.heads} heads (${CONFIG.kvHeads} kv), SwiGLU, vocab ${CONFIG.vocabSize}, maxLength ${CONFIG.maxLength}; ${parameters} parameters; CPU backend\n`,
+);
+
+const started = performance.now();
+const results: Result[] = [benchTraining()];
+probe.eval();
+results.push(benchCached(probe, 1), benchCached(probe, 8), benchUncached(probe));
+probe.dispose();
+
+const header = ['benchmark', 'shape', 'median ms', 'min ms', 'reps', 'tokens', 'tokens/s'];
+const cells = results.map((r) => [
+  r.name,
+  r.shape,
+  r.medianMs.toFixed(1),
+  r.minMs.toFixed(1),
+  String(r.reps),
+  String(r.tokens),
+  r.tokensPerSecond.toFixed(r.tokensPerSecond >= 100 ? 0 : 1),
+]);
+const widths = header.map((h, i) => Math.max(h.length, ...cells.map((c) => c[i].length)));
+const line = (c: string[]) =>
+  c.map((x, i) => (i < 2 ? x.padEnd(widths[i]) : x.padStart(widths[i]))).join('  ');
+console.log([line(header), line(widths.map((w) => '-'.repeat(w))), ...cells.map(line)].join('\n'));
+const cached = results.find((r) => r.name === 'generate, KV cache' && r.shape.startsWith('B1 '));
+const uncached = results.find((r) => r.name === 'generate, no cache');
+const gain = cached && uncached ? cached.tokensPerSecond / uncached.tokensPerSecond : null;
+if (gain !== null) console.log(`\nKV cache speed-up at batch 1: ${gain.toFixed(1)}x`);
+console.log(`Total ${((performance.now() - started) / 1e3).toFixed(1)} s.`);
+
+mkdirSync(dirname(outFile), { recursive: true });
+writeFileSync(
+  outFile,
+  `${JSON.stringify({ machine, model: { ...CONFIG, parameters }, results, cacheSpeedup: gain }, null, 2)}\n`,
+);
+console.log(`Results written to ${outFile}`);
