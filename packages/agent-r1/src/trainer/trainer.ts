@@ -155,6 +155,8 @@ export async function trainAgent<E>(
     );
     return evaluation;
   };
+  // The starting point (after the warm start), so the curve of validation EM begins before any RL.
+  if (state.step === 0 && config.eval.every > 0 && validation.length > 0) await runEval(0);
   const progress = createProgress({ label: `rl (${config.algorithm.name})`, mode: config.log.progress });
   progress.start(config.train.steps, {});
   for (let step = state.step + 1; step <= config.train.steps; step++) {

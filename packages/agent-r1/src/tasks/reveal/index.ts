@@ -89,8 +89,8 @@ export function demoPolicy(useTool: boolean, guess: number) {
 }
 
 /**
- * The reveal task for the trainer: its scripted warm start uses the tool on even-numbered demonstrations
- * and guesses on odd ones, leaving RL the room to learn when the tool pays.
+ * The reveal task for the trainer: its scripted warm start uses the tool in 3 demonstrations of 10 and
+ * guesses in the rest, so the warm-started policy mostly guesses and RL has to learn that the tool pays.
  */
 export function revealTask(config: { seed: number }): AgentTask<RevealExample> {
   return {
@@ -102,7 +102,7 @@ export function revealTask(config: { seed: number }): AgentTask<RevealExample> {
     vocabSize: WORDS.length,
     stopTokens: STOP_TOKENS,
     stopStrings: [],
-    scripted: (_example, index) => demoPolicy(index % 2 === 0, (index * 7) % 10),
+    scripted: (_example, index) => demoPolicy(index % 10 < 3, (index * 7) % 10),
     fromQuestion: () => examples(1, Date.now() % 2 ** 31)[0],
   };
 }
