@@ -36,8 +36,10 @@ export const handlers: CommandHandlers = {
     const { task, policy } = await loadPolicy(ctx);
     const examples = task.validation.slice(0, ctx.config.eval.examples);
     const e = await evaluate(policy, task, examples, ctx.config.rollout);
+    const fields = { reward: e.reward, EM: e.em, F1: e.f1, 'tool calls': e.toolCalls };
+    const shown = Object.entries(fields).filter(([, v]) => Number.isFinite(v));
     ctx.stdout.write(
-      `${task.name}: ${examples.length} examples, reward ${e.reward.toFixed(3)}, EM ${e.em.toFixed(3)}, F1 ${e.f1.toFixed(3)}, tool calls ${e.toolCalls.toFixed(2)}\n`,
+      `${task.name}: ${examples.length} examples, ${shown.map(([k, v]) => `${k} ${v.toFixed(3)}`).join(', ')}\n`,
     );
     policy.dispose();
   },
