@@ -15,16 +15,10 @@ export interface IntInput {
   shape: number[];
 }
 
-/** mulberry32: a small, fast, seedable 32-bit generator returning numbers in [0, 1). */
+/** Numbers uniform on [0, 1) from the tensor library's seeded generator. */
 function uniformSource(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  const generator = new T.Generator(seed);
+  return () => generator.random();
 }
 
 const size = (shape: number[]) => shape.reduce((a, b) => a * b, 1);

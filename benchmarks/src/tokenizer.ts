@@ -14,6 +14,7 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Tokenizer, trainBpe } from '@agent-r1/nn';
+import { Generator } from '@agent-r1/tensor';
 
 const { values } = parseArgs({
   options: {
@@ -38,16 +39,10 @@ const SPECIALS = [
   '<pad>',
 ];
 
-/** mulberry32 PRNG. */
+/** Numbers uniform on [0, 1) from the tensor library's seeded generator. */
 function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  const generator = new Generator(seed);
+  return () => generator.random();
 }
 
 function shuffled<T>(xs: readonly T[], rand: () => number): T[] {

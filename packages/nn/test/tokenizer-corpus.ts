@@ -1,4 +1,5 @@
 /** A seeded, English-like text generator for the tokenizer tests (Zipf-weighted common words). */
+import { Generator } from '@agent-r1/tensor';
 
 const WORDS = `the of and to a in is it you that he was for on are with as his they be at one have this from
 or had by hot word but what some we can out other were all there when up use your how said an each she
@@ -29,16 +30,10 @@ shape equate it's miss brought heat snow tire bring yes distant fill east paint 
   .split(/\s+/)
   .filter((w) => w.length > 0);
 
-/** mulberry32: a small seeded PRNG returning floats in [0, 1). */
+/** Numbers uniform on [0, 1) from the tensor library's seeded generator. */
 export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  const generator = new Generator(seed);
+  return () => generator.random();
 }
 
 /** About `chars` characters of English-like paragraphs, the same for the same seed. */

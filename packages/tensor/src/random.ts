@@ -58,6 +58,15 @@ export class Generator {
     return first;
   }
 
+  /**
+   * One number uniform on [0, 1), drawn on the host from the next counter (53 bits from the block's two
+   * words): for data generation and shuffling outside tensors, from the same generator as tensor draws.
+   */
+  random(): number {
+    const [w0, w1] = threefry2x32(this.key[0], this.key[1], ...splitCounter(this.take(1)));
+    return (w0 * 2 ** 21 + (w1 >>> 11)) / 2 ** 53;
+  }
+
   /** The generator's position, for checkpoints. */
   get state(): { key: readonly [number, number]; counter: number } {
     return { key: this.key, counter: this.counter };

@@ -52,6 +52,26 @@ export interface Trajectory {
   info: Record<string, unknown>;
 }
 
+/** A trajectory holding only its prompt; `finishReason` is set when the episode ends. */
+export function startTrajectory(
+  group: number,
+  prompt: readonly number[],
+  finishReason: FinishReason = 'done',
+): Trajectory {
+  return {
+    group,
+    promptLength: prompt.length,
+    tokens: [...prompt],
+    actionMask: prompt.map(() => 0),
+    logprobs: prompt.map(() => 0),
+    turns: [],
+    toolCalls: [],
+    rewards: [],
+    finishReason,
+    info: {},
+  };
+}
+
 /** Sum of the rewards of a trajectory, optionally of some kinds only. */
 export function totalReward(t: Trajectory, kinds?: readonly RewardKind[]): number {
   return t.rewards.filter((r) => !kinds || kinds.includes(r.kind)).reduce((s, r) => s + r.value, 0);

@@ -8,7 +8,7 @@
 import { type TransformerLM, extend, sampleToken } from '@agent-r1/nn';
 import { type Generator, rand } from '@agent-r1/tensor';
 import type { AgentEnv, StepResult } from '../mdp/env.js';
-import type { FinishReason, Trajectory } from '../mdp/trajectory.js';
+import { type FinishReason, type Trajectory, startTrajectory } from '../mdp/trajectory.js';
 import type { RolloutLimits, RolloutSampling, TextCodec } from './config.js';
 
 export interface RolloutOptions<Example> {
@@ -55,18 +55,7 @@ export async function rollout<Example>(o: RolloutOptions<Example>): Promise<Traj
           `rollout: prompt of example ${group} has ${prompt.length} tokens, not below rollout maxLength ${limits.maxLength}`,
         );
       }
-      const traj: Trajectory = {
-        group,
-        promptLength: prompt.length,
-        tokens: [...prompt],
-        actionMask: prompt.map(() => 0),
-        logprobs: prompt.map(() => 0),
-        turns: [],
-        toolCalls: [],
-        rewards: [],
-        finishReason: 'done',
-        info: {},
-      };
+      const traj = startTrajectory(group, prompt);
       rows.push({ env, traj, action: [], actionStart: prompt.length, finished: false });
     }
   }

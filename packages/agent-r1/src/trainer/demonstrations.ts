@@ -5,7 +5,7 @@
  */
 import type { AgentEnv } from '../mdp/env.js';
 import type { TextPolicy } from '../mdp/text-episode.js';
-import type { Trajectory } from '../mdp/trajectory.js';
+import { type Trajectory, startTrajectory } from '../mdp/trajectory.js';
 import type { RolloutLimits, TextCodec } from '../rollout/config.js';
 
 export async function demonstrate<Example>(
@@ -17,18 +17,7 @@ export async function demonstrate<Example>(
   group = 0,
 ): Promise<Trajectory> {
   const prompt = codec.encode(await env.reset(example));
-  const traj: Trajectory = {
-    group,
-    promptLength: prompt.length,
-    tokens: [...prompt],
-    actionMask: prompt.map(() => 0),
-    logprobs: prompt.map(() => 0),
-    turns: [],
-    toolCalls: [],
-    rewards: [],
-    finishReason: 'max_turns',
-    info: {},
-  };
+  const traj = startTrajectory(group, prompt, 'max_turns');
   let context = codec.decode(prompt);
   const append = (ids: number[], mask: 0 | 1) => {
     for (const t of ids) {

@@ -11,6 +11,7 @@ import { HermesFormat } from '../../tools/formats/hermes.js';
 import { TagsFormat } from '../../tools/formats/tags.js';
 import { ToolRegistry } from '../../tools/registry.js';
 import type { Tool } from '../../tools/tool.js';
+import { Generator } from '@agent-r1/tensor';
 
 export interface SecretNumberExample {
   id: number;
@@ -60,16 +61,10 @@ export function secretNumberTagsFormat(): TagsFormat {
   return new TagsFormat({ tags: [{ tag: LOOKUP_TOOL, tool: LOOKUP_TOOL, argument: 'key' }] });
 }
 
-/** mulberry32: a small, seedable PRNG giving floats in [0, 1). */
+/** Numbers uniform on [0, 1) from the tensor library's seeded generator. */
 function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  const generator = new Generator(seed);
+  return () => generator.random();
 }
 
 const KEY_NAME = /^\w+$/;

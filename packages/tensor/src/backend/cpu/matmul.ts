@@ -36,7 +36,15 @@ export function matmul(a: View, b: View, out: View): void {
   }
 }
 
-function pack(src: ArrayLike<number>, offset: number, rows: number, cols: number, rs: number, cs: number, dst: Float64Array): void {
+function pack(
+  src: ArrayLike<number>,
+  offset: number,
+  rows: number,
+  cols: number,
+  rs: number,
+  cs: number,
+  dst: Float64Array,
+): void {
   for (let i = 0; i < rows; i++) {
     const base = offset + i * rs;
     const d = i * cols;
