@@ -17,6 +17,12 @@ export {
   registerKernel,
 } from './backend/registry.js';
 export { createCpuBackend } from './backend/cpu/index.js';
+export {
+  enableWasmKernels,
+  disableWasmKernels,
+  wasmKernelsEnabled,
+  wasmSimdSupported,
+} from './backend/wasm/index.js';
 export type * from './backend/backend.js';
 export { UNARY_OPS, BINARY_OPS } from './backend/backend.js';
 export {
