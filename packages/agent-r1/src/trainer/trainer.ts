@@ -156,7 +156,10 @@ export async function trainAgent<E>(
     return evaluation;
   };
   // The starting point (after the warm start), so the curve of validation EM begins before any RL.
-  if (state.step === 0 && config.eval.every > 0 && validation.length > 0) await runEval(0);
+  if (state.step === 0 && config.eval.every > 0 && validation.length > 0) {
+    const e = await runEval(0);
+    metricsLog.append(0, { valReward: e.reward, valEm: e.em });
+  }
   const progress = createProgress({ label: `rl (${config.algorithm.name})`, mode: config.log.progress });
   progress.start(config.train.steps, {});
   for (let step = state.step + 1; step <= config.train.steps; step++) {
