@@ -3,17 +3,9 @@
  * unbuffered write per line so a crash loses at most the line being written. Non-finite numbers (NaN, ±∞)
  * are stored as null and read back as NaN.
  */
-import {
-  closeSync,
-  existsSync,
-  mkdirSync,
-  openSync,
-  readFileSync,
-  renameSync,
-  writeFileSync,
-  writeSync,
-} from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, writeSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { writeFileAtomicSync } from '@agent-r1/nn';
 
 /** One step's record: the step, the wall-clock time, the seconds since the log was opened, and metrics. */
 export interface MetricsRecord {
@@ -53,9 +45,7 @@ export class MetricsLog {
     mkdirSync(dirname(this.path), { recursive: true });
     if (options.fromStep !== undefined && existsSync(this.path)) {
       const kept = readMetrics(this.path).filter((r) => r.step < options.fromStep!);
-      const tmp = `${this.path}.${process.pid}.tmp`;
-      writeFileSync(tmp, kept.map(serialize).join(''));
-      renameSync(tmp, this.path);
+      writeFileAtomicSync(this.path, kept.map(serialize).join(''));
     }
     this.fd = openSync(this.path, 'a');
   }

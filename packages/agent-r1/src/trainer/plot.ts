@@ -2,8 +2,7 @@
  * A small SVG line-plot writer for training curves: axes with "nice" ticks, labels, a legend and one
  * polyline per series. Non-finite points (NaN, ±∞) are skipped. Files are written atomically.
  */
-import { mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { basename, dirname, join } from 'node:path';
+import { writeFileAtomicSync } from '@agent-r1/nn';
 import type { MetricsRecord } from './metrics-log.js';
 
 export interface PlotSeries {
@@ -174,23 +173,9 @@ export function renderSvgPlot(series: readonly PlotSeries[], options: PlotOption
   return `${out.join('\n')}\n`;
 }
 
-/** Writes `text` to `path` through a temporary file in the same directory and a rename. */
-export function writeFileAtomic(path: string, text: string): void {
-  const dir = dirname(path);
-  mkdirSync(dir, { recursive: true });
-  const tmp = join(dir, `.${basename(path)}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`);
-  try {
-    writeFileSync(tmp, text);
-    renameSync(tmp, path);
-  } catch (e) {
-    rmSync(tmp, { force: true });
-    throw e;
-  }
-}
-
 /** Renders and atomically writes an SVG line plot. */
 export function writeSvgPlot(path: string, series: readonly PlotSeries[], options?: PlotOptions): void {
-  writeFileAtomic(path, renderSvgPlot(series, options));
+  writeFileAtomicSync(path, renderSvgPlot(series, options));
 }
 
 /** Plots metrics `keys` of `records` against the step into `path`. */

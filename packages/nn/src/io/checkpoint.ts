@@ -15,12 +15,8 @@ import { dirname, join } from 'node:path';
 import { type Generator, type Tensor, dispose, noGrad } from '@agent-r1/tensor';
 import type { Module } from '../module.js';
 import type { GroupState, Optimizer, OptimizerState, ParamNames } from '../optim/optimizer.js';
-import {
-  parseSafetensors,
-  serializeSafetensorsAsync,
-  siblingTempPath,
-  writeFileAtomic,
-} from './safetensors.js';
+import { siblingTempPath, writeFileAtomic } from './atomic.js';
+import { parseSafetensors, serializeSafetensorsAsync } from './safetensors.js';
 
 export const MODEL_FILE = 'model.safetensors';
 export const OPTIMIZER_FILE = 'optimizer.safetensors';

@@ -1,10 +1,10 @@
+export { writeFileAtomic, writeFileAtomicSync, siblingTempPath } from './atomic.js';
 export {
   serializeSafetensors,
   serializeSafetensorsAsync,
   parseSafetensors,
   saveSafetensors,
   loadSafetensors,
-  writeFileAtomic,
   type ParsedSafetensors,
   type ParseOptions,
   type SafetensorsMetadata,

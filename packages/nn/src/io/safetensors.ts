@@ -12,10 +12,9 @@
  * (one byte, 0 or 1) map to our dtypes; reading also accepts F16 and BF16 (as float32) and I8, U8, I16, U16,
  * U32, I64, U64 (as int32, when every value fits).
  */
-import { randomBytes } from 'node:crypto';
-import { open, readFile, rename, rm } from 'node:fs/promises';
-import { basename, dirname, join } from 'node:path';
+import { readFile } from 'node:fs/promises';
 import { type DType, type Tensor, type TypedArray, tensor } from '@agent-r1/tensor';
+import { writeFileAtomic } from './atomic.js';
 
 export type SafetensorsMetadata = Record<string, string>;
 
@@ -223,33 +222,6 @@ export async function serializeSafetensorsAsync(
   for (const [name, t] of entriesOf(tensors, 'serialize'))
     entries.push({ name, dtype: t.dtype, shape: t.shape, data: await t.data() });
   return encode(entries, metadata);
-}
-
-/** A name for a temporary file or folder next to `path`, unique to this process and call. */
-export function siblingTempPath(path: string, tag: string): string {
-  return join(dirname(path), `.${basename(path)}.${tag}-${process.pid}-${randomBytes(6).toString('hex')}`);
-}
-
-/**
- * Writes `data` to `path` atomically: into a temporary file in the same folder, flushed to disk, then
- * renamed over `path`. Readers see the old file or the new one, never a part; on failure the temporary file
- * is removed and `path` is untouched.
- */
-export async function writeFileAtomic(path: string, data: Uint8Array): Promise<void> {
-  const tmp = siblingTempPath(path, 'tmp');
-  try {
-    const handle = await open(tmp, 'wx');
-    try {
-      await handle.writeFile(data);
-      await handle.sync();
-    } finally {
-      await handle.close();
-    }
-    await rename(tmp, path);
-  } catch (err) {
-    await rm(tmp, { force: true });
-    throw err;
-  }
 }
 
 /** Writes tensors (and string metadata) to a .safetensors file, atomically. */

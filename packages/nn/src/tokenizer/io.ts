@@ -1,23 +1,5 @@
-/** File helpers for saving tokenizers: atomic writes and JSON reads with errors that name the file. */
-import { randomBytes } from 'node:crypto';
-import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
-import { dirname } from 'node:path';
-
-/**
- * Writes `data` to `path` atomically: into a temporary file in the same directory, then renamed over
- * `path`, so readers see the old file or the new one, never a partial write. Creates the directory.
- */
-export async function writeFileAtomic(path: string, data: string): Promise<void> {
-  await mkdir(dirname(path), { recursive: true });
-  const tmp = `${path}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
-  try {
-    await writeFile(tmp, data, 'utf8');
-    await rename(tmp, path);
-  } catch (err) {
-    await rm(tmp, { force: true });
-    throw err;
-  }
-}
+/** Reading tokenizer files: JSON with errors that name the file. (Writes go through io/atomic.ts.) */
+import { readFile } from 'node:fs/promises';
 
 /** Reads and parses a JSON file; errors name the file. */
 export async function readJsonFile(path: string): Promise<unknown> {

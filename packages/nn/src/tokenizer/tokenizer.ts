@@ -11,7 +11,8 @@
  * (what token-by-token generation wants).
  */
 import { BYTE_VOCAB, bytesToDisplay, pieceBytes, utf8Decode, utf8Encode } from './bytes.js';
-import { readJsonFile, writeFileAtomic } from './io.js';
+import { writeFileAtomic } from '../io/atomic.js';
+import { readJsonFile } from './io.js';
 import { MergeTable } from './merge.js';
 import { GPT2_PATTERN, PRETOKENIZER_NAME } from './pretokenize.js';
 import {

@@ -8,7 +8,8 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { loadCorpusJsonl, loadQuestionsJsonl, writeFileAtomic, writeJsonlAtomic } from './jsonl.js';
+import { writeFileAtomicSync } from '@agent-r1/nn';
+import { loadCorpusJsonl, loadQuestionsJsonl, writeJsonlAtomic } from './jsonl.js';
 import { containsAnswer } from './recall.js';
 import { mulberry32, type Rng, shuffled } from './rng.js';
 import { type KnowledgeSources, loadKnowledgeSources, type WorldCountry } from './sources.js';
@@ -548,7 +549,7 @@ export function buildMultihopDataset(options: BuildOptions = {}): MultihopDatase
     for (const s of ['train', 'validation', 'test'] as const)
       writeJsonlAtomic(join(folder, `${s}.jsonl`), dataset.questions[s]);
     // meta.json last: its presence marks a complete cache.
-    writeFileAtomic(
+    writeFileAtomicSync(
       join(folder, 'meta.json'),
       `${JSON.stringify({ version: DATASET_VERSION, ...o, stats: datasetStats(dataset) }, null, 2)}\n`,
     );

@@ -8,7 +8,6 @@ export {
   parseJsonl,
   questionsFromRecords,
   toJsonl,
-  writeFileAtomic,
   writeJsonlAtomic,
 } from './jsonl.js';
 export {

@@ -7,9 +7,9 @@
  * `title` is missing and `contents` starts with a quoted first line (FlashRAG's `"Title"\ntext`), that line
  * is the title.
  */
-import { randomBytes } from 'node:crypto';
-import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { basename, dirname } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { basename } from 'node:path';
+import { writeFileAtomicSync } from '@agent-r1/nn';
 import type { Doc, QaExample, QaKind } from './types.js';
 
 /** Error for malformed JSONL input; the message names the file and the 1-based line. */
@@ -140,20 +140,7 @@ export function toJsonl(rows: readonly unknown[]): string {
   return rows.map((r) => JSON.stringify(r)).join('\n') + (rows.length > 0 ? '\n' : '');
 }
 
-/** Writes `text` to `path` atomically: a temporary file in the same folder, then a rename. */
-export function writeFileAtomic(path: string, text: string): void {
-  mkdirSync(dirname(path), { recursive: true });
-  const tmp = `${path}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`;
-  try {
-    writeFileSync(tmp, text);
-    renameSync(tmp, path);
-  } catch (e) {
-    rmSync(tmp, { force: true });
-    throw e;
-  }
-}
-
 /** Writes rows as JSONL atomically. */
 export function writeJsonlAtomic(path: string, rows: readonly unknown[]): void {
-  writeFileAtomic(path, toJsonl(rows));
+  writeFileAtomicSync(path, toJsonl(rows));
 }

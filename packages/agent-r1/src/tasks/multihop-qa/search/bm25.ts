@@ -8,8 +8,8 @@
  * terms. Queries match exact terms (lower-cased, split on spaces and punctuation): no prefix or fuzzy
  * matching, no stemming, no stop-word list (idf makes common words count for little).
  */
-import { randomBytes } from 'node:crypto';
-import { readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
+import { writeFileAtomic } from '@agent-r1/nn';
 import MiniSearch, { type AsPlainObject, type Options } from 'minisearch';
 
 export interface SearchDocument {
@@ -220,12 +220,9 @@ export class SearchIndex implements Searcher {
       docs: this.#docs as SearchDocument[],
       index: this.#mini.toJSON(),
     };
-    const tmp = `${path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
     try {
-      await writeFile(tmp, JSON.stringify(saved));
-      await rename(tmp, path);
+      await writeFileAtomic(path, JSON.stringify(saved));
     } catch (e) {
-      await rm(tmp, { force: true });
       throw new Error(`SearchIndex.save: cannot write ${path}: ${(e as Error).message}`, { cause: e });
     }
   }
