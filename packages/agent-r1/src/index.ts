@@ -129,7 +129,6 @@ export {
   niceTicks,
   plotMetrics,
   renderSvgPlot,
-  writeFileAtomic,
   writeSvgPlot,
 } from './trainer/plot.js';
 export {

@@ -186,7 +186,7 @@ describe('runCli errors and help', () => {
       ],
       [
         ['eval', '--preset', 'big'],
-        'agent-r1: config: unknown preset "big"; known: default, reveal, smoke\n',
+        'agent-r1: config: unknown preset "big"; known: default, reveal, multihop, smoke\n',
       ],
     ];
     for (const [argv, err] of cases) expect(await cli(argv, handlers)).toEqual({ code: 2, out: '', err });

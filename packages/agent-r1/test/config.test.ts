@@ -55,7 +55,7 @@ describe('defaults and presets', () => {
 
   it('rejects an unknown preset with a suggestion', () => {
     expect(() => resolveConfig({ preset: 'smok' })).toThrow(
-      'config: unknown preset "smok" (did you mean "smoke"?); known: default, reveal, smoke',
+      'config: unknown preset "smok" (did you mean "smoke"?); known: default, reveal, multihop, smoke',
     );
   });
 

@@ -19,6 +19,8 @@ export interface AgentTask<Example = unknown> {
   stopStrings: readonly string[];
   /** A scripted policy for one example, for demonstrations (the supervised warm start). */
   scripted?(example: Example, index: number): TextPolicy;
+  /** Info keys scored on the answer (e.g. 'em', 'f1'): 0 for a trajectory that never answered. */
+  answerMetrics?: readonly string[];
   /** An example made from a user's question, for `agent-r1 chat`. */
   fromQuestion?(question: string): Example;
 }

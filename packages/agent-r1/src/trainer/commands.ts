@@ -4,6 +4,7 @@ import { createInterface } from 'node:readline/promises';
 import { loadCheckpoint } from '@agent-r1/nn';
 import type { CommandContext, CommandHandlers } from '../cli/handlers.js';
 import { createTask } from '../tasks/index.js';
+import { serveMultihopSearch } from '../tasks/multihop-qa/serve.js';
 import { evaluate } from './evaluate.js';
 import { buildPolicy } from './models.js';
 import { trainAgent } from './trainer.js';
@@ -75,9 +76,7 @@ export const handlers: CommandHandlers = {
     }
   },
 
-  serveSearch() {
-    throw new Error(
-      'serve-search serves the multihop-QA retrieval index, which this build does not include yet',
-    );
+  async serveSearch(ctx) {
+    await serveMultihopSearch({ host: ctx.host, port: ctx.port }, ctx.stdout);
   },
 };

@@ -38,8 +38,8 @@ export async function evaluate<Example>(
   const n = Math.max(trajectories.length, 1);
   return {
     reward: trajectories.reduce((s, t) => s + totalReward(t), 0) / n,
-    em: meanInfo(trajectories, 'em'),
-    f1: meanInfo(trajectories, 'f1'),
+    em: meanInfo(trajectories, 'em', task.answerMetrics?.includes('em')),
+    f1: meanInfo(trajectories, 'f1', task.answerMetrics?.includes('f1')),
     toolCalls: trajectories.reduce((s, t) => s + t.toolCalls.length, 0) / n,
     turns: trajectories.reduce((s, t) => s + t.turns.length, 0) / n,
     trajectories,

@@ -157,8 +157,15 @@ export async function rlStep<Example>(
   return { metrics, trajectories };
 }
 
-/** Mean of a numeric `info` field over trajectories that report it (NaN when none do). */
-export function meanInfo(trajectories: readonly Trajectory[], key: string): number {
-  const xs = trajectories.map((t) => t.info[key]).filter((v): v is number => typeof v === 'number');
+/**
+ * Mean of a numeric `info` field: over the trajectories that report it (NaN when none do), or, with
+ * `missingAsZero`, over all of them, counting a trajectory without it as 0 (an answer metric of a
+ * trajectory that never answered).
+ */
+export function meanInfo(trajectories: readonly Trajectory[], key: string, missingAsZero = false): number {
+  const values = trajectories.map((t) => t.info[key]);
+  const xs = missingAsZero
+    ? values.map((v) => (typeof v === 'number' ? v : 0))
+    : values.filter((v): v is number => typeof v === 'number');
   return xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : Number.NaN;
 }

@@ -95,6 +95,7 @@ export function demoPolicy(useTool: boolean, guess: number) {
 export function revealTask(config: { seed: number }): AgentTask<RevealExample> {
   return {
     name: 'reveal',
+    answerMetrics: ['em'],
     train: examples(512, config.seed + 1),
     validation: examples(100, config.seed + 2),
     makeEnv: () => new RevealEnv(),

@@ -28,6 +28,7 @@ export async function secretNumberAgentTask(config: {
   );
   return {
     name: 'secret-number',
+    answerMetrics: ['em', 'f1'],
     train: task.examples.slice(0, 500),
     validation: task.examples.slice(500),
     makeEnv: () => task.makeEnv(),

@@ -1,0 +1,26 @@
+/** The multi-hop QA task: dataset, search, the trainer task, scripted policies and baselines. */
+export {
+  formatResultsTable,
+  naiveRagAnswer,
+  naiveRagBaseline,
+  type ResultRow,
+  scriptedSearcherBaseline,
+} from './baselines.js';
+export { readAnswer, scriptedSearcher, splitTitle } from './scripted.js';
+export { serveMultihopSearch, startMultihopSearchServer } from './serve.js';
+export {
+  DEFAULT_MULTIHOP_CACHE_DIR,
+  loadMultihopResources,
+  MULTIHOP_SPECIAL_TOKENS,
+  MULTIHOP_TOKENIZER_VERSION,
+  type MultihopEnvOptions,
+  multihopFormat,
+  multihopPrompt,
+  type MultihopResources,
+  multihopQaTask,
+  type MultihopTaskOptions,
+  multihopTokenizer,
+  makeMultihopEnv,
+  scoreAnswer,
+  substringMatch,
+} from './task.js';

@@ -1,0 +1,118 @@
+/**
+ * Text-level policies of the multi-hop QA task that need no model: an extractive reader (a few answer-type
+ * patterns over retrieved text, used by the naive-RAG baseline and as the scripted searcher's fallback),
+ * and the scripted searcher that follows a question's gold chain with the real `search` tool.
+ */
+import type { TextPolicy } from '../../mdp/text-episode.js';
+import { containsAnswer } from './data/recall.js';
+import type { Doc, QaExample } from './data/types.js';
+
+/** `Title (facet)` → { main: 'Title', facet: 'facet' }; a title without parentheses has no facet. */
+export function splitTitle(title: string): { main: string; facet: string | undefined } {
+  const m = /^(.*?)\s*\(([^()]*)\)$/.exec(title.trim());
+  return m ? { main: m[1], facet: m[2] } : { main: title.trim(), facet: undefined };
+}
+
+function includesCaseless(text: string, needle: string): boolean {
+  return needle.trim() !== '' && text.toLowerCase().includes(needle.toLowerCase());
+}
+
+/** Numbers written like `1,234,567` → 1234567. */
+function parseArea(s: string): number {
+  return Number(s.replace(/,/g, ''));
+}
+
+/**
+ * An extractive reader: picks an answer span from retrieved text by the question's answer type.
+ * - "X or Y?" comparisons: the larger area / the landlocked one, from the `Its area is N` /
+ *   `X is landlocked` sentences (X when the text does not say).
+ * - currency questions: the first `uses the NAME (CODE)`; capital questions: the first
+ *   `The capital of C is NAME`; "which country": the first `is located in C` or `shares land borders with C`.
+ * - otherwise, or when no pattern matches: the main part of the first document title (`Doc 1 (Title)`)
+ *   not named in the question, else the empty string.
+ */
+export function readAnswer(question: string, text: string): string {
+  const pair = /,\s*(.+?) or (.+?)\?\s*$/.exec(question);
+  if (pair) {
+    const [x, y] = [pair[1].trim(), pair[2].trim()];
+    if (/area/i.test(question)) {
+      const area = (c: string) => {
+        const esc = c.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+        const m = new RegExp(`${esc} lies in [^.]*\\.\\s*Its area is ([\\d,.]+)`, 'i').exec(text);
+        return m ? parseArea(m[1]) : Number.NaN;
+      };
+      const [ax, ay] = [area(x), area(y)];
+      if (Number.isFinite(ax) && Number.isFinite(ay)) return ax >= ay ? x : y;
+      return x;
+    }
+    if (/landlocked/i.test(question)) {
+      const says = (c: string) =>
+        new RegExp(`${c.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} is landlocked`, 'i');
+      if (says(y).test(text) && !says(x).test(text)) return y;
+      return x;
+    }
+  }
+  const first = (re: RegExp): string | undefined => {
+    for (const m of text.matchAll(re)) {
+      const span = m[1].trim();
+      if (span !== '' && !includesCaseless(question, span)) return span;
+    }
+    return undefined;
+  };
+  let found: string | undefined;
+  if (/currency/i.test(question)) found = first(/uses the ([^(.]+?) \([A-Z]{3}\)/g);
+  else if (/capital/i.test(question)) found = first(/[Tt]he capital of [^.]*? is ([^.]+?)\./g);
+  else if (/which country|what country|in which/i.test(question))
+    found = first(/(?:is located in|shares land borders with) ([^.,]+?)(?:\.|,| and )/g);
+  if (found !== undefined) return found;
+  for (const m of text.matchAll(/Doc \d+ \((.+?)\):/g)) {
+    const { main } = splitTitle(m[1]);
+    if (!includesCaseless(question, main)) return main;
+  }
+  return '';
+}
+
+/** The observations so far: the context after the prompt. */
+function afterPrompt(context: string, prompt: string): string {
+  return context.startsWith(prompt) ? context.slice(prompt.length) : context;
+}
+
+/**
+ * The scripted searcher of one example: for hop i it searches the title of the hop's supporting document
+ * (`Bhutan (currency)` → `Bhutan currency`), but only once that title's entity is visible (in the question
+ * or an earlier observation); for the first hop, when it is not, it searches the entity the question names
+ * with the facet (`Thimphu capital`). A chain whose next entity never showed up stops early. It then answers
+ * the gold answer when every hop's evidence was retrieved, else what the extractive reader finds.
+ * This is the ceiling of a fixed strategy with this retriever.
+ */
+export function scriptedSearcher(
+  example: QaExample,
+  docs: ReadonlyMap<string, Doc>,
+  prompt: string,
+): TextPolicy {
+  const titles = example.supportingDocs.map((id) => docs.get(id)?.title ?? '');
+  const hops = titles.length;
+  const queryFor = (hop: number, seen: string): string | undefined => {
+    const { main, facet } = splitTitle(titles[hop]);
+    if (main !== '' && includesCaseless(`${example.question}\n${seen}`, main))
+      return facet ? `${main} ${facet}` : main;
+    if (hop > 0) return undefined;
+    const named = (example.entities ?? []).find((e) => includesCaseless(example.question, e));
+    if (named === undefined) return example.question;
+    return facet ? `${named} ${facet}` : named;
+  };
+  return (context) => {
+    const seen = afterPrompt(context, prompt);
+    const searched = seen.split('<search>').length - 1;
+    if (searched < hops) {
+      const q = queryFor(searched, seen);
+      if (q !== undefined) return `<search>${q}</search>`;
+    }
+    const evidence = example.evidence ?? [];
+    const retrieved = evidence.length > 0 && evidence.every((e) => containsAnswer(seen, [e]));
+    const answer = retrieved
+      ? (example.answers.find((a) => containsAnswer(seen, [a])) ?? example.answers[0])
+      : readAnswer(example.question, seen);
+    return `<answer>${answer}</answer>`;
+  };
+}

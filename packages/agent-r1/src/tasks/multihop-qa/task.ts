@@ -1,0 +1,218 @@
+/**
+ * The multi-hop QA task for the trainer ('multihop-qa'): the built-in WordNet + world-countries dataset,
+ * a BM25 index over its corpus, a ToolEnv with `<search>query</search>` (top-3 documents, each cut short,
+ * back in `<result>…</result>`) and `<answer>…</answer>`, exact-match reward (SQuAD normalisation) plus a
+ * small format reward, and a byte-level BPE tokenizer trained on the corpus and scripted demonstrations.
+ *
+ * The dataset (JSONL) and the tokenizer (JSON) are cached under `cacheDir` (default `.cache/multihop-qa`,
+ * gitignored); the index is rebuilt once per process (under a second, faster than loading a saved one).
+ * Nothing is downloaded: the sources are installed npm packages.
+ */
+import { existsSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { Tokenizer, trainBpe } from '@agent-r1/nn';
+import type { EnvFactory } from '../../mdp/env.js';
+import { runTextEpisode } from '../../mdp/text-episode.js';
+import { ToolEnv } from '../../mdp/tool-env.js';
+import { exactMatch, f1Score, normalizeAnswer } from '../../rewards/qa.js';
+import { TagsFormat } from '../../tools/formats/tags.js';
+import { ToolRegistry } from '../../tools/registry.js';
+import type { AgentTask } from '../task.js';
+import { buildMultihopDataset, DATASET_VERSION } from './data/build.js';
+import type { Doc, MultihopDataset, QaExample } from './data/types.js';
+import { scriptedSearcher } from './scripted.js';
+import { SEARCH_TOOL, SearchIndex, searchTool } from './search/index.js';
+
+export const MULTIHOP_SPECIAL_TOKENS = [
+  '<search>',
+  '</search>',
+  '<result>',
+  '</result>',
+  '<answer>',
+  '</answer>',
+  '<eos>',
+] as const;
+
+/** Bump when the tokenizer's training texts change, so a stale cached tokenizer is not reused. */
+export const MULTIHOP_TOKENIZER_VERSION = 1;
+
+export const DEFAULT_MULTIHOP_CACHE_DIR = join('.cache', 'multihop-qa');
+
+export interface MultihopResources {
+  dataset: MultihopDataset;
+  index: SearchIndex;
+  docs: ReadonlyMap<string, Doc>;
+}
+
+export interface MultihopEnvOptions {
+  /** Most actions per episode; default 4 (3 searches and an answer). */
+  maxTurns?: number;
+  /** Documents per search; default 3. */
+  topK?: number;
+  /** Each document's text is cut to this many characters; default 80 (3 of them fit ~96 tokens). */
+  maxCharsPerDoc?: number;
+  /** Bonus for a well-formed answer; default 0.1. */
+  formatReward?: number;
+}
+
+export interface MultihopTaskOptions extends MultihopEnvOptions {
+  /** Where the dataset and tokenizer are cached; default `.cache/multihop-qa` (under the working dir). */
+  cacheDir?: string;
+  /** Seed of the dataset's splits; default 0 (independent of the training seed). */
+  dataSeed?: number;
+  /** Tokenizer vocabulary; default 3000. */
+  vocabSize?: number;
+  /** Use only the first n training / validation questions (tests). */
+  trainLimit?: number;
+  validationLimit?: number;
+}
+
+const resources = new Map<string, MultihopResources>();
+
+/** The dataset and its search index, built (or loaded from the dataset cache) once per process. */
+export function loadMultihopResources(
+  options: { cacheDir?: string; dataSeed?: number } = {},
+): MultihopResources {
+  const cacheDir = options.cacheDir ?? DEFAULT_MULTIHOP_CACHE_DIR;
+  const seed = options.dataSeed ?? 0;
+  const key = `${cacheDir}\u0000${seed}`;
+  let r = resources.get(key);
+  if (r === undefined) {
+    const dataset = buildMultihopDataset({ seed, cacheDir });
+    r = {
+      dataset,
+      index: SearchIndex.build(dataset.corpus),
+      docs: new Map(dataset.corpus.map((d) => [d.id, d])),
+    };
+    resources.set(key, r);
+  }
+  return r;
+}
+
+/** The compact prompt: the question and one line of instruction (tiny models: short). */
+export function multihopPrompt(example: Pick<QaExample, 'question'>): string {
+  return `Question: ${example.question}\nSearch with <search>query</search>, then reply <answer>answer</answer>.\n`;
+}
+
+export function multihopFormat(): TagsFormat {
+  return new TagsFormat({ tags: [{ tag: 'search', tool: SEARCH_TOOL, argument: 'query' }] });
+}
+
+/** 1 when a gold answer occurs in the normalised prediction (SQuAD normalisation, whole words). */
+export function substringMatch(prediction: string, golds: readonly string[]): number {
+  const p = ` ${normalizeAnswer(prediction)} `;
+  return golds.some((g) => {
+    const n = normalizeAnswer(g);
+    return n !== '' && p.includes(` ${n} `);
+  })
+    ? 1
+    : 0;
+}
+
+/** EM, F1 and substring EM of an answer. */
+export function scoreAnswer(
+  answer: string,
+  golds: readonly string[],
+): { em: number; f1: number; subEm: number } {
+  return { em: exactMatch(answer, golds), f1: f1Score(answer, golds), subEm: substringMatch(answer, golds) };
+}
+
+/** The environment factory: a ToolEnv with the `search` tool over `index`. */
+export function makeMultihopEnv(index: SearchIndex, options: MultihopEnvOptions = {}): EnvFactory<QaExample> {
+  const tools = new ToolRegistry().register(
+    searchTool(index, {
+      defaultK: options.topK ?? 3,
+      maxK: options.topK ?? 3,
+      maxCharsPerDoc: options.maxCharsPerDoc ?? 80,
+    }),
+  );
+  const format = multihopFormat();
+  return () =>
+    new ToolEnv<QaExample>({
+      tools,
+      format,
+      maxTurns: options.maxTurns ?? 4,
+      formatReward: options.formatReward ?? 0.1,
+      buildPrompt: (ex) => multihopPrompt(ex),
+      score: (ex, answer) => {
+        const s = scoreAnswer(answer, ex.answers);
+        return { reward: s.em, info: { ...s, hops: ex.hops, kind: ex.kind, gold: ex.answers[0] ?? '' } };
+      },
+    });
+}
+
+/** Scripted episodes' texts (prompt, actions, observations), for training the tokenizer. */
+async function demonstrationTexts(
+  r: MultihopResources,
+  makeEnv: EnvFactory<QaExample>,
+  examples: readonly QaExample[],
+): Promise<string[]> {
+  const out: string[] = [];
+  for (const ex of examples) {
+    const ep = await runTextEpisode(makeEnv(), ex, scriptedSearcher(ex, r.docs, multihopPrompt(ex)));
+    out.push(ep.context);
+  }
+  return out;
+}
+
+/**
+ * The tokenizer: byte-level BPE trained on the corpus and 500 scripted episodes of the training split,
+ * with the tags and `<eos>` as special tokens; deterministic, and cached as JSON under `cacheDir`.
+ */
+export async function multihopTokenizer(
+  r: MultihopResources,
+  options: { cacheDir?: string; vocabSize?: number; dataSeed?: number } & MultihopEnvOptions = {},
+): Promise<Tokenizer> {
+  const vocabSize = options.vocabSize ?? 3000;
+  const cacheDir = options.cacheDir ?? DEFAULT_MULTIHOP_CACHE_DIR;
+  const file = join(
+    cacheDir,
+    `tokenizer-v${MULTIHOP_TOKENIZER_VERSION}-data${DATASET_VERSION}-seed${options.dataSeed ?? 0}-vocab${vocabSize}.json`,
+  );
+  if (existsSync(file)) return Tokenizer.load(file);
+  const texts = [
+    ...r.dataset.corpus.map((d) => `${d.title}: ${d.contents}`),
+    ...(await demonstrationTexts(
+      r,
+      makeMultihopEnv(r.index, options),
+      r.dataset.questions.train.slice(0, 500),
+    )),
+  ];
+  const tokenizer = trainBpe(texts, { vocabSize, specialTokens: [...MULTIHOP_SPECIAL_TOKENS] });
+  await mkdir(cacheDir, { recursive: true });
+  await tokenizer.save(file);
+  return tokenizer;
+}
+
+export async function multihopQaTask(
+  config: { rollout: { maxTurns: number } },
+  options: MultihopTaskOptions = {},
+): Promise<AgentTask<QaExample>> {
+  const r = loadMultihopResources(options);
+  const envOptions: MultihopEnvOptions = { ...options, maxTurns: config.rollout.maxTurns };
+  const makeEnv = makeMultihopEnv(r.index, envOptions);
+  const tokenizer = await multihopTokenizer(r, options);
+  const { train, validation } = r.dataset.questions;
+  return {
+    name: 'multihop-qa',
+    answerMetrics: ['em', 'f1', 'subEm'],
+    train: options.trainLimit === undefined ? train : train.slice(0, options.trainLimit),
+    validation:
+      options.validationLimit === undefined ? validation : validation.slice(0, options.validationLimit),
+    makeEnv,
+    codec: { encode: (t) => tokenizer.encode(t), decode: (ids) => tokenizer.decode(ids) },
+    vocabSize: tokenizer.vocabSize,
+    stopTokens: [tokenizer.tokenId('<eos>')],
+    stopStrings: multihopFormat().stop,
+    scripted: (ex) => scriptedSearcher(ex, r.docs, multihopPrompt(ex)),
+    fromQuestion: (question) => ({
+      id: 'user',
+      question,
+      answers: [],
+      hops: 0,
+      kind: 'user',
+      supportingDocs: [],
+    }),
+  };
+}

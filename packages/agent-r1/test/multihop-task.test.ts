@@ -1,0 +1,126 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runTextEpisode } from '../src/mdp/text-episode.js';
+import type { QaExample } from '../src/tasks/multihop-qa/data/types.js';
+import {
+  formatResultsTable,
+  loadMultihopResources,
+  MULTIHOP_SPECIAL_TOKENS,
+  type MultihopResources,
+  multihopQaTask,
+  multihopTokenizer,
+  naiveRagBaseline,
+  scriptedSearcherBaseline,
+  serveMultihopSearch,
+  substringMatch,
+} from '../src/tasks/multihop-qa/index.js';
+import type { SearchServer } from '../src/tasks/multihop-qa/search/index.js';
+import type { AgentTask } from '../src/tasks/task.js';
+
+/** Every n-th question of a list: a spread-out sample. */
+const sample = (xs: readonly QaExample[], n: number) =>
+  xs.filter((_, i) => i % Math.ceil(xs.length / n) === 0);
+
+describe('multihop-qa task', () => {
+  let r: MultihopResources;
+  let task: AgentTask<QaExample>;
+  const tmp = mkdtempSync(join(tmpdir(), 'multihop-task-'));
+  beforeAll(async () => {
+    r = loadMultihopResources();
+    task = await multihopQaTask({ rollout: { maxTurns: 4 } });
+  });
+  afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+
+  it('builds: splits, an environment with the search tool, the tags format', async () => {
+    expect(task.name).toBe('multihop-qa');
+    expect(task.train.length).toBeGreaterThan(1000);
+    expect(task.validation.length).toBeGreaterThan(100);
+    expect(task.stopStrings).toEqual(['</search>', '</answer>']);
+    const env = task.makeEnv();
+    const ex = task.validation[0];
+    const prompt = await env.reset(ex);
+    expect(prompt).toContain(ex.question);
+    expect(prompt.length).toBeLessThan(ex.question.length + 100);
+    const step = await env.step('<search>France capital</search>', []);
+    expect(step.observation).toMatch(/^\n<result>Doc 1 \(/);
+    expect(step.observation?.match(/Doc \d/g)).toHaveLength(3);
+    const end = await env.step(`<answer>the ${ex.answers[0]}</answer>`, []);
+    expect(end.done).toBe(true);
+    expect(end.info).toMatchObject({ em: 1, f1: 1, subEm: 1, hops: ex.hops });
+    expect(end.rewards.reduce((s, x) => s + x.value, 0)).toBeCloseTo(1.1);
+  });
+
+  it('substring EM: a gold answer inside the normalised prediction', () => {
+    expect(substringMatch('it is the Canadian dollar (CAD)', ['Canadian dollar'])).toBe(1);
+    expect(substringMatch('dollars', ['dollar'])).toBe(0);
+  });
+
+  it('the scripted searcher reaches high EM through the real ToolEnv', async () => {
+    const qs = sample(r.dataset.questions.test, 80);
+    const rows = await scriptedSearcherBaseline(qs, task.makeEnv, r.docs);
+    const all = rows.find((x) => x.hops === 'all');
+    expect(all?.n).toBe(qs.length);
+    expect(all?.em).toBeGreaterThan(0.85);
+    const ex = r.dataset.questions.test.find((q) => q.hops === 3) as QaExample;
+    const scripted = task.scripted?.(ex, 0);
+    const ep = await runTextEpisode(task.makeEnv(), ex, scripted as (c: string) => string);
+    expect(ep.toolCalls).toHaveLength(3);
+  });
+
+  it('naive RAG is much weaker than the scripted searcher on 2-hop questions', async () => {
+    const qs = sample(
+      r.dataset.questions.test.filter((q) => q.hops === 2),
+      40,
+    );
+    const naive = await naiveRagBaseline(qs, r.index);
+    const scripted = await scriptedSearcherBaseline(qs, task.makeEnv, r.docs);
+    const em = (rows: typeof naive) => rows.find((x) => x.hops === 2)?.em ?? Number.NaN;
+    expect(em(scripted) - em(naive)).toBeGreaterThan(0.4);
+    const table = formatResultsTable([...naive, ...scripted]);
+    expect(table.split('\n')[0]).toBe('| method | hops | n | EM | F1 | subEM |');
+    expect(table).toContain('| naive RAG | 2 |');
+  });
+
+  it('the tokenizer round-trips, keeps specials whole, and is deterministic and cached', async () => {
+    const text = `${multihopPromptOf(task)}<search>Bhutan capital</search>\n<result>Doc 1 (Bhutan (capital)): The capital of Bhutan is Thimphu.</result>\n<answer>Thimphu</answer><eos>`;
+    expect(task.codec.decode(task.codec.encode(text))).toBe(text);
+    for (const s of MULTIHOP_SPECIAL_TOKENS) expect(task.codec.encode(s)).toHaveLength(1);
+    expect(task.vocabSize).toBe(3000);
+    const fresh = await multihopTokenizer(r, { cacheDir: tmp });
+    const again = await multihopTokenizer(r, { cacheDir: tmp });
+    expect(again.toJSON()).toEqual(fresh.toJSON());
+    expect(fresh.encode(text)).toEqual(task.codec.encode(text));
+  });
+
+  it('serve-search serves the corpus index on an ephemeral port and closes', async () => {
+    const out: string[] = [];
+    const stop = new AbortController();
+    let server: SearchServer | undefined;
+    const done = serveMultihopSearch(
+      { host: '127.0.0.1', port: 0 },
+      { write: (s: string) => out.push(s) },
+      { signal: stop.signal, onStart: (s) => (server = s) },
+    );
+    await new Promise((res) => setTimeout(res, 50));
+    while (server === undefined) await new Promise((res) => setTimeout(res, 20));
+    const health = await (await fetch(`${server.url}/health`)).json();
+    expect(health).toEqual({ status: 'ok', documents: r.dataset.corpus.length });
+    const res = await fetch(`${server.url}/search`, {
+      method: 'POST',
+      body: JSON.stringify({ query: 'Bhutan capital', k: 1 }),
+    });
+    expect(((await res.json()) as { results: { contents: string }[] }).results[0].contents).toContain(
+      'Thimphu',
+    );
+    stop.abort();
+    await done;
+    expect(server.server.listening).toBe(false);
+    expect(out.join('')).toContain(server.url);
+  });
+});
+
+function multihopPromptOf(task: AgentTask<QaExample>): string {
+  return `Question: ${task.validation[0].question}\n`;
+}
