@@ -5,11 +5,12 @@
  * to the reference and the entropy bonus; PPO also fits the critic.
  */
 import { type AdamW, type TransformerLM, clipGradNorm } from '@agent-r1/nn';
-import { type Generator, type Tensor, rand, tidy } from '@agent-r1/tensor';
+import { type Generator, type Tensor, tidy } from '@agent-r1/tensor';
 import type { TrajectoryBatch } from '../algorithms/batch.js';
 import { rowsToTensor } from '../algorithms/batch.js';
 import { klLoss, policyEntropy, ppoLoss, valueLoss } from '../algorithms/losses.js';
 import type { TrainConfig } from './config.js';
+import { randomPermutation } from './permutation.js';
 import { sequenceForward } from './sequence.js';
 
 export interface UpdateInputs {
@@ -38,12 +39,6 @@ export interface UpdateMetrics {
   klLoss: number;
   valueLoss: number;
   gradNorm: number;
-}
-
-/** A permutation of 0..n-1 drawn from the run's generator (reproducible from the seed). */
-function shuffled(n: number, generator: Generator): number[] {
-  const keys = tidy(() => rand([n], { generator, dtype: 'float64' }).dataSync());
-  return Array.from({ length: n }, (_, i) => i).sort((a, b) => keys[a] - keys[b] || a - b);
 }
 
 function chunks<T>(xs: readonly T[], size: number): T[][] {
@@ -81,7 +76,7 @@ export function updatePolicy(
       { dtype },
     );
   for (let epoch = 0; epoch < train.ppoEpochs; epoch++) {
-    for (const mini of chunks(shuffled(batch.size, generator), train.miniBatchSize)) {
+    for (const mini of chunks(randomPermutation(batch.size, generator), train.miniBatchSize)) {
       models.optimizer.zeroGrad();
       models.criticOptimizer?.zeroGrad();
       for (const micro of chunks(mini, train.microBatchSize)) {

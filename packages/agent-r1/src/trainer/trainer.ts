@@ -14,7 +14,7 @@ import {
   warmupCosine,
   warmupLinear,
 } from '@agent-r1/nn';
-import { Generator, rand, tidy } from '@agent-r1/tensor';
+import { Generator } from '@agent-r1/tensor';
 import type { Trajectory } from '../mdp/trajectory.js';
 import type { AgentTask } from '../tasks/task.js';
 import type { TrainConfig } from './config.js';
@@ -22,6 +22,7 @@ import { demonstrate } from './demonstrations.js';
 import { type Evaluation, evaluate } from './evaluate.js';
 import { openMetricsLog, readMetrics } from './metrics-log.js';
 import { buildCritic, buildPolicy, freezeCopy } from './models.js';
+import { randomPermutation } from './permutation.js';
 import { plotMetrics } from './plot.js';
 import { createProgress } from './progress.js';
 import { type RlContext, type StepMetrics, rlStep } from './rl-step.js';
@@ -51,10 +52,7 @@ function schedule(config: TrainConfig) {
 
 /** The examples of one step: a seeded draw without replacement within each pass over the data. */
 function sampleExamples<E>(examples: readonly E[], count: number, generator: Generator): E[] {
-  const keys = tidy(() => rand([examples.length], { generator, dtype: 'float64' }).dataSync());
-  const order = Array.from({ length: examples.length }, (_, i) => i).sort(
-    (a, b) => keys[a] - keys[b] || a - b,
-  );
+  const order = randomPermutation(examples.length, generator);
   return Array.from({ length: count }, (_, i) => examples[order[i % order.length]]);
 }
 
