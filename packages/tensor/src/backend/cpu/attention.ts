@@ -1,3 +1,8 @@
+/**
+ * Scaled-dot-product attention on the CPU, one (batch, query head) at a time. The K/V head it reads is
+ * copied once into float64 scratch, so the inner loops index one monomorphic array type whatever the
+ * storage dtype, and causally masked keys are skipped rather than scored.
+ */
 import type { AttentionArgs, AttentionBackwardArgs, View } from '../backend.js';
 import { dataOf } from './storage.js';
 import { assertDense, elementOffsets } from './strided.js';
@@ -31,75 +36,100 @@ function layout(args: AttentionArgs | AttentionBackwardArgs): Layout {
   };
 }
 
+/** Element offset (from the view's start) of the K/V head that query head `bh` = b·H + h reads. */
+function kvHeadStart(L: Layout, bh: number): number {
+  const b = Math.floor(bh / L.H);
+  const hk = Math.floor((bh % L.H) / (L.H / L.Hkv));
+  return (b * L.Hkv + hk) * L.S * L.D;
+}
+
+/** Copies `count` elements of a dense view, from element `start` of it, into float64 scratch. */
+function load(view: View, start: number, count: number, into: Float64Array): Float64Array {
+  const src = dataOf(view);
+  const base = view.offset + start;
+  for (let i = 0; i < count; i++) into[i] = src[base + i];
+  return into;
+}
+
 /**
- * Fills `p` with the probabilities of one query row and returns the row's log-sum-exp (-Infinity when every
- * key is masked; then p is all zeros). Scores are computed in float64.
+ * Fills p[0..S) with the probabilities of query row `row` (its vector at q[qOff..]) over the keys in
+ * `k` (float64 [S, D]), and returns the row's log-sum-exp: -Infinity when every key is masked, and then
+ * p is all zeros. Returns also how many leading keys the causal limit allows (p is 0 beyond it).
  */
 function scoreRow(
   args: AttentionArgs | AttentionBackwardArgs,
   L: Layout,
   row: number,
+  q: Float64Array,
   qOff: number,
-  kBase: number,
+  k: Float64Array,
   p: Float64Array,
 ): number {
-  const q = dataOf(args.q);
-  const k = dataOf(args.k);
-  const mask = args.mask && dataOf(args.mask);
+  const { S, D } = L;
   const i = row % L.T;
-  const limit = args.causal ? Math.min(L.S, i + (L.S - L.T) + 1) : L.S;
+  const limit = args.causal ? Math.max(0, Math.min(S, i + (S - L.T) + 1)) : S;
+  const mask = args.mask && dataOf(args.mask);
+  const maskRow = mask ? L.maskRows![row] : 0;
+  const maskStride = L.maskStride;
+  const scale = args.scale;
   let max = Number.NEGATIVE_INFINITY;
-  for (let j = 0; j < L.S; j++) {
-    const allowed = j < limit && (!mask || mask[L.maskRows![row] + j * L.maskStride]);
-    if (!allowed) {
+  for (let j = 0; j < limit; j++) {
+    if (mask && !mask[maskRow + j * maskStride]) {
       p[j] = Number.NEGATIVE_INFINITY;
       continue;
     }
     let s = 0;
-    const kOff = kBase + j * L.D;
-    for (let d = 0; d < L.D; d++) s += q[qOff + d] * k[kOff + d];
-    p[j] = s * args.scale;
-    if (p[j] > max) max = p[j];
+    const kOff = j * D;
+    for (let d = 0; d < D; d++) s += q[qOff + d] * k[kOff + d];
+    s *= scale;
+    p[j] = s;
+    if (s > max) max = s;
   }
+  p.fill(0, limit);
   if (max === Number.NEGATIVE_INFINITY) {
-    p.fill(0);
+    p.fill(0, 0, limit);
     return max;
   }
   let sum = 0;
-  for (let j = 0; j < L.S; j++) sum += Math.exp(p[j] - max);
-  const lse = max + Math.log(sum);
-  for (let j = 0; j < L.S; j++) p[j] = Math.exp(p[j] - lse);
-  return lse;
-}
-
-/** Offset of the K/V head that query head h reads (grouped-query attention). */
-function kvBase(L: Layout, row: number, kv: View): number {
-  const bh = Math.floor(row / L.T);
-  const b = Math.floor(bh / L.H);
-  const h = bh % L.H;
-  const hk = Math.floor(h / (L.H / L.Hkv));
-  return kv.offset + (b * L.Hkv + hk) * L.S * L.D;
+  for (let j = 0; j < limit; j++) {
+    const e = Math.exp(p[j] - max);
+    p[j] = e;
+    sum += e;
+  }
+  const inv = 1 / sum;
+  for (let j = 0; j < limit; j++) p[j] *= inv;
+  return max + Math.log(sum);
 }
 
 export function attention(args: AttentionArgs): void {
   assertDense('attention', args.q, args.k, args.v);
   const L = layout(args);
-  const v = dataOf(args.v);
+  const { T, S, D } = L;
   const o = dataOf(args.out);
   const lse = dataOf(args.lse);
-  const p = new Float64Array(L.S);
-  const acc = new Float64Array(L.D);
-  for (let row = 0; row < L.B * L.H * L.T; row++) {
-    const qOff = args.q.offset + row * L.D;
-    lse[row] = scoreRow(args, L, row, qOff, kvBase(L, row, args.k), p);
-    const vBase = kvBase(L, row, args.v);
-    acc.fill(0);
-    for (let j = 0; j < L.S; j++) {
-      if (p[j] === 0) continue;
-      const vOff = vBase + j * L.D;
-      for (let d = 0; d < L.D; d++) acc[d] += p[j] * v[vOff + d];
+  const p = new Float64Array(S);
+  const q = new Float64Array(T * D);
+  const k = new Float64Array(S * D);
+  const v = new Float64Array(S * D);
+  const acc = new Float64Array(D);
+  for (let bh = 0; bh < L.B * L.H; bh++) {
+    load(args.q, bh * T * D, T * D, q);
+    const head = kvHeadStart(L, bh);
+    load(args.k, head, S * D, k);
+    load(args.v, head, S * D, v);
+    for (let i = 0; i < T; i++) {
+      const row = bh * T + i;
+      lse[row] = scoreRow(args, L, row, q, i * D, k, p);
+      acc.fill(0);
+      for (let j = 0; j < S; j++) {
+        const pj = p[j];
+        if (pj === 0) continue;
+        const vOff = j * D;
+        for (let d = 0; d < D; d++) acc[d] += pj * v[vOff + d];
+      }
+      const oOff = row * D;
+      for (let d = 0; d < D; d++) o[oOff + d] = acc[d];
     }
-    for (let d = 0; d < L.D; d++) o[row * L.D + d] = acc[d];
   }
 }
 
@@ -110,44 +140,59 @@ export function attention(args: AttentionArgs): void {
 export function attentionBackward(args: AttentionBackwardArgs): void {
   assertDense('attentionBackward', args.q, args.k, args.v, args.out, args.dout);
   const L = layout(args);
-  const q = dataOf(args.q);
-  const k = dataOf(args.k);
-  const v = dataOf(args.v);
-  const out = dataOf(args.out);
-  const dout = dataOf(args.dout);
-  const dq = dataOf(args.dq);
-  const dk = dataOf(args.dk);
-  const dv = dataOf(args.dv);
-  dk.fill(0);
-  dv.fill(0);
-  const p = new Float64Array(L.S);
-  for (let row = 0; row < L.B * L.H * L.T; row++) {
-    const qOff = args.q.offset + row * L.D;
-    const gOff = args.dout.offset + row * L.D;
-    const oOff = args.out.offset + row * L.D;
-    const kBase = kvBase(L, row, args.k);
-    const vBase = kvBase(L, row, args.v);
-    scoreRow(args, L, row, qOff, kBase, p);
-    let delta = 0;
-    for (let d = 0; d < L.D; d++) delta += dout[gOff + d] * out[oOff + d];
-    for (let d = 0; d < L.D; d++) dq[row * L.D + d] = 0;
-    // Gradient buffers are dense, starting at 0: their K/V head offset is the input's minus its offset.
-    const dkBase = kBase - args.k.offset;
-    const dvBase = vBase - args.v.offset;
-    for (let j = 0; j < L.S; j++) {
-      if (p[j] === 0) continue;
-      const kOff = kBase + j * L.D;
-      const vOff = vBase + j * L.D;
-      let dp = 0;
-      for (let d = 0; d < L.D; d++) {
-        dp += dout[gOff + d] * v[vOff + d];
-        dv[dvBase + j * L.D + d] += p[j] * dout[gOff + d];
+  const { T, S, D } = L;
+  const dqOut = dataOf(args.dq);
+  const dkOut = dataOf(args.dk);
+  const dvOut = dataOf(args.dv);
+  dkOut.fill(0);
+  dvOut.fill(0);
+  const p = new Float64Array(S);
+  const q = new Float64Array(T * D);
+  const out = new Float64Array(T * D);
+  const dout = new Float64Array(T * D);
+  const k = new Float64Array(S * D);
+  const v = new Float64Array(S * D);
+  const dk = new Float64Array(S * D);
+  const dv = new Float64Array(S * D);
+  const dq = new Float64Array(D);
+  for (let bh = 0; bh < L.B * L.H; bh++) {
+    load(args.q, bh * T * D, T * D, q);
+    load(args.out, bh * T * D, T * D, out);
+    load(args.dout, bh * T * D, T * D, dout);
+    const head = kvHeadStart(L, bh);
+    load(args.k, head, S * D, k);
+    load(args.v, head, S * D, v);
+    dk.fill(0);
+    dv.fill(0);
+    for (let i = 0; i < T; i++) {
+      const row = bh * T + i;
+      const rOff = i * D;
+      scoreRow(args, L, row, q, rOff, k, p);
+      let delta = 0;
+      for (let d = 0; d < D; d++) delta += dout[rOff + d] * out[rOff + d];
+      dq.fill(0);
+      for (let j = 0; j < S; j++) {
+        const pj = p[j];
+        if (pj === 0) continue;
+        const jOff = j * D;
+        let dp = 0;
+        for (let d = 0; d < D; d++) {
+          const g = dout[rOff + d];
+          dp += g * v[jOff + d];
+          dv[jOff + d] += pj * g;
+        }
+        const ds = pj * (dp - delta) * args.scale;
+        for (let d = 0; d < D; d++) {
+          dq[d] += ds * k[jOff + d];
+          dk[jOff + d] += ds * q[rOff + d];
+        }
       }
-      const ds = p[j] * (dp - delta) * args.scale;
-      for (let d = 0; d < L.D; d++) {
-        dq[row * L.D + d] += ds * k[kOff + d];
-        dk[dkBase + j * L.D + d] += ds * q[qOff + d];
-      }
+      for (let d = 0; d < D; d++) dqOut[row * D + d] = dq[d];
+    }
+    // Query heads of one group share a K/V head: their gradients add up (dk/dv are dense from offset 0).
+    for (let e = 0; e < S * D; e++) {
+      dkOut[head + e] += dk[e];
+      dvOut[head + e] += dv[e];
     }
   }
 }
