@@ -109,6 +109,8 @@ const SCHEMA: Field = obj<TrainConfig>({
     demonstrations: int(1),
     batchSize: int(1),
     lr: num({ min: 0, above: true }),
+    warmupSteps: int(0),
+    contextWeight: num({ min: 0 }),
   }),
   eval: obj<EvalConfig>({ every: int(0), examples: int(0) }),
   checkpoint: obj<CheckpointConfig>({ dir: str, every: int(0), resume: bool }),

@@ -101,6 +101,13 @@ export interface SftConfig {
   demonstrations: number;
   batchSize: number;
   lr: number;
+  /** Steps of linear learning-rate warmup. */
+  warmupSteps: number;
+  /**
+   * Weight of the loss on prompt and observation tokens relative to the actions' (0: actions only).
+   * Language-model training on the demonstrations, for a policy that starts from random weights.
+   */
+  contextWeight: number;
 }
 
 export interface EvalConfig {
@@ -200,7 +207,7 @@ export const DEFAULT_CONFIG: TrainConfig = {
     warmupSteps: 10,
     schedule: 'constant',
   },
-  sft: { steps: 0, demonstrations: 64, batchSize: 16, lr: 3e-3 },
+  sft: { steps: 0, demonstrations: 64, batchSize: 16, lr: 3e-3, warmupSteps: 0, contextWeight: 0 },
   eval: { every: 25, examples: 64 },
   checkpoint: { dir: 'runs/agent-r1/checkpoints', every: 50, resume: false },
   log: { dir: 'runs/agent-r1', progress: 'auto' },

@@ -1,8 +1,12 @@
-/** Supervised warm start: maximise the log-likelihood of demonstration actions (observations are masked). */
+/**
+ * Supervised warm start: maximise the log-likelihood of demonstration actions. Optionally the tokens the
+ * policy did not write (prompt and observations) join the loss with a smaller weight: language-model
+ * training on the same sequences, which teaches a model trained from scratch to read the documents it is
+ * shown (the RL losses never do this: they keep the action mask).
+ */
 import { type AdamW, type TransformerLM, clipGradNorm } from '@agent-r1/nn';
 import { tidy } from '@agent-r1/tensor';
 import { buildBatch, rowsToTensor } from '../algorithms/batch.js';
-import { aggregateLoss } from '../algorithms/losses.js';
 import type { Trajectory } from '../mdp/trajectory.js';
 import { sequenceForward } from './sequence.js';
 
@@ -10,37 +14,85 @@ export interface SftOptions {
   microBatchSize: number;
   gradClip: number;
   lr?: number;
+  /** Weight of the loss on prompt and observation tokens relative to action tokens; default 0 (off). */
+  contextWeight?: number;
 }
 
-/** One optimizer step on a batch of demonstrations; returns the mean negative log-likelihood per action token. */
+export interface SftStepResult {
+  /** Mean negative log-likelihood per action token. */
+  loss: number;
+  /** Mean negative log-likelihood per prompt/observation token (NaN when contextWeight is 0). */
+  contextLoss: number;
+}
+
+/** Column 0 has no prediction; the rest of the non-padding tokens that are not actions are context. */
+function contextMask(attention: Float64Array, action: Float64Array): Float64Array {
+  const out = new Float64Array(attention.length);
+  for (let t = 1; t < out.length; t++) out[t] = attention[t] - action[t];
+  return out;
+}
+
+const count = (rows: readonly Float64Array[]) =>
+  rows.reduce((n, row) => n + row.reduce((a, b) => a + b, 0), 0);
+
+/** One optimizer step on a batch of demonstrations. */
 export function sftStep(
   policy: TransformerLM,
   optimizer: AdamW,
   demos: readonly Trajectory[],
   options: SftOptions,
-): number {
+): SftStepResult {
   const batch = buildBatch(demos);
-  const actionTokens = batch.actionMask.reduce((n, row) => n + row.reduce((a, b) => a + b, 0), 0);
+  const w = options.contextWeight ?? 0;
+  const context = w > 0 ? batch.attentionMask.map((a, r) => contextMask(a, batch.actionMask[r])) : null;
+  const actionTokens = count(batch.actionMask);
+  const contextTokens = context ? count(context) : 0;
+  // The loss is a weighted token-mean over the whole batch, so micro-batching does not change it.
+  const denominator = actionTokens + w * contextTokens;
   optimizer.zeroGrad();
-  let total = 0;
+  let actionNll = 0;
+  let contextNll = 0;
   for (let start = 0; start < batch.size; start += options.microBatchSize) {
     const rows = Array.from(
       { length: Math.min(options.microBatchSize, batch.size - start) },
       (_, i) => start + i,
     );
-    total += tidy(() => {
+    const [a, c] = tidy(() => {
       const { logprobs } = sequenceForward(policy, batch, rows, 1);
-      const mask = rowsToTensor(
-        rows.map((r) => batch.actionMask[r]),
-        { dtype: policy.config.dtype },
-      );
-      // Sum over this micro-batch's action tokens, divided by the whole batch's: a token-mean over the batch.
-      const nll = aggregateLoss(logprobs.neg(), mask, 'seq-mean-token-sum').mul(rows.length / actionTokens);
-      nll.backward();
-      return nll.itemSync();
+      const nll = logprobs.neg();
+      const dtype = policy.config.dtype;
+      const actionSum = nll
+        .mul(
+          rowsToTensor(
+            rows.map((r) => batch.actionMask[r]),
+            { dtype },
+          ),
+        )
+        .sum();
+      let loss = actionSum;
+      let contextSum = 0;
+      if (context) {
+        const cs = nll
+          .mul(
+            rowsToTensor(
+              rows.map((r) => context[r]),
+              { dtype },
+            ),
+          )
+          .sum();
+        contextSum = cs.itemSync();
+        loss = loss.add(cs.mul(w));
+      }
+      loss.div(denominator).backward();
+      return [actionSum.itemSync(), contextSum];
     });
+    actionNll += a;
+    contextNll += c;
   }
   clipGradNorm(policy.parameters(), options.gradClip > 0 ? options.gradClip : Number.MAX_VALUE);
   optimizer.step(options.lr);
-  return total;
+  return {
+    loss: actionNll / Math.max(1, actionTokens),
+    contextLoss: context ? contextNll / Math.max(1, contextTokens) : Number.NaN,
+  };
 }

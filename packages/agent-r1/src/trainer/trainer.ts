@@ -15,10 +15,8 @@ import {
   warmupLinear,
 } from '@agent-r1/nn';
 import { Generator } from '@agent-r1/tensor';
-import type { Trajectory } from '../mdp/trajectory.js';
 import type { AgentTask } from '../tasks/task.js';
 import type { TrainConfig } from './config.js';
-import { demonstrate } from './demonstrations.js';
 import { type Evaluation, evaluate } from './evaluate.js';
 import { openMetricsLog, readMetrics } from './metrics-log.js';
 import { buildCritic, buildPolicy, freezeCopy } from './models.js';
@@ -26,7 +24,7 @@ import { randomPermutation } from './permutation.js';
 import { plotMetrics } from './plot.js';
 import { createProgress } from './progress.js';
 import { type RlContext, type StepMetrics, rlStep } from './rl-step.js';
-import { sftStep } from './sft.js';
+import { warmStart } from './warm-start.js';
 
 export interface TrainResult {
   /** RL steps taken in this run (after any resumed ones). */
@@ -54,37 +52,6 @@ function schedule(config: TrainConfig) {
 function sampleExamples<E>(examples: readonly E[], count: number, generator: Generator): E[] {
   const order = randomPermutation(examples.length, generator);
   return Array.from({ length: count }, (_, i) => examples[order[i % order.length]]);
-}
-
-async function warmStart<E>(
-  config: TrainConfig,
-  task: AgentTask<E>,
-  policy: TransformerLM,
-  log: (s: string) => void,
-) {
-  const { sft, rollout: limits } = config;
-  if (sft.steps === 0) return;
-  if (!task.scripted)
-    throw new Error(`config: "sft.steps" is ${sft.steps} but task "${task.name}" has no scripted policy`);
-  const demos: Trajectory[] = [];
-  for (const [i, ex] of task.train.slice(0, sft.demonstrations).entries()) {
-    demos.push(await demonstrate(task.makeEnv(), ex, task.scripted(ex, i), task.codec, limits));
-  }
-  const optimizer = new AdamW(policy.parameters(), { lr: sft.lr, weightDecay: config.train.weightDecay });
-  const progress = createProgress({ label: 'warm start', mode: config.log.progress });
-  progress.start(sft.steps, {});
-  for (let step = 0; step < sft.steps; step++) {
-    const start = (step * sft.batchSize) % demos.length;
-    const batch = demos.slice(start, start + sft.batchSize);
-    const loss = sftStep(policy, optimizer, batch, {
-      microBatchSize: config.train.microBatchSize,
-      gradClip: config.train.gradClip,
-    });
-    progress.update(step + 1, { loss });
-  }
-  progress.stop();
-  optimizer.dispose();
-  log(`warm start: ${sft.steps} steps on ${demos.length} demonstrations`);
 }
 
 export async function trainAgent<E>(

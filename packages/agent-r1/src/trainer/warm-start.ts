@@ -1,0 +1,109 @@
+/**
+ * The supervised warm start stage: scripted demonstrations, then `sft.steps` optimizer steps on batches
+ * of similar length (less padding: attention costs grow with the square of the padded length), drawn
+ * from a seeded order, with its own checkpoint (`<checkpoint.dir>/warm-start`) so that an interrupted
+ * stage resumes where it stopped, exactly.
+ */
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { AdamW, type TransformerLM, loadCheckpoint, saveCheckpoint } from '@agent-r1/nn';
+import { Generator } from '@agent-r1/tensor';
+import type { Trajectory } from '../mdp/trajectory.js';
+import type { AgentTask } from '../tasks/task.js';
+import type { TrainConfig } from './config.js';
+import { demonstrate } from './demonstrations.js';
+import { openMetricsLog } from './metrics-log.js';
+import { randomPermutation } from './permutation.js';
+import { createProgress } from './progress.js';
+import { sftStep } from './sft.js';
+
+/** Batches drawn at once before sorting by length: large enough to group lengths, small enough to mix. */
+const POOL_BATCHES = 8;
+
+/**
+ * One pass over the demonstrations as batches of indices: a seeded permutation, cut into pools of
+ * POOL_BATCHES batches, each pool sorted by length and cut into batches, and the batches shuffled.
+ */
+export function lengthBucketedBatches(
+  lengths: readonly number[],
+  batchSize: number,
+  generator: Generator,
+): number[][] {
+  const order = randomPermutation(lengths.length, generator);
+  const batches: number[][] = [];
+  const pool = batchSize * POOL_BATCHES;
+  for (let start = 0; start < order.length; start += pool) {
+    const sorted = order.slice(start, start + pool).sort((a, b) => lengths[a] - lengths[b] || a - b);
+    for (let b = 0; b < sorted.length; b += batchSize) batches.push(sorted.slice(b, b + batchSize));
+  }
+  return randomPermutation(batches.length, generator).map((i) => batches[i]);
+}
+
+export const WARM_START_METRICS = 'warm-start.jsonl';
+
+interface WarmStartState {
+  step: number;
+}
+
+export async function warmStart<E>(
+  config: TrainConfig,
+  task: AgentTask<E>,
+  policy: TransformerLM,
+  log: (line: string) => void,
+): Promise<void> {
+  const { sft, rollout: limits } = config;
+  if (sft.steps === 0) return;
+  if (!task.scripted)
+    throw new Error(`config: "sft.steps" is ${sft.steps} but task "${task.name}" has no scripted policy`);
+  const started = performance.now();
+  const demos: Trajectory[] = [];
+  for (const [i, ex] of task.train.slice(0, sft.demonstrations).entries()) {
+    demos.push(await demonstrate(task.makeEnv(), ex, task.scripted(ex, i), task.codec, limits));
+  }
+  const lengths = demos.map((d) => d.tokens.length);
+  const optimizer = new AdamW(policy.parameters(), { lr: sft.lr, weightDecay: config.train.weightDecay });
+  // Its own stream (seed + 2), so that the warm start's batches do not shift the RL stage's draws. It is
+  // not checkpointed: a resumed stage replays the (cheap) batch draws of the steps it skips instead.
+  const generator = new Generator(config.seed + 2);
+  const dir = join(config.checkpoint.dir, 'warm-start');
+  let state: WarmStartState = { step: 0 };
+  if (config.checkpoint.resume && existsSync(join(dir, 'state.json'))) {
+    state = await loadCheckpoint<WarmStartState>(dir, { model: policy, optimizer });
+    log(`warm start: resumed from ${dir} at step ${state.step}`);
+  }
+  const save = () => saveCheckpoint(dir, { model: policy, optimizer, state });
+  const metrics = openMetricsLog(config.log.dir, { fileName: WARM_START_METRICS, fromStep: state.step + 1 });
+  const progress = createProgress({ label: 'warm start', mode: config.log.progress });
+  progress.start(sft.steps, {});
+  let queue: number[][] = [];
+  for (let step = 0; step < sft.steps; step++) {
+    if (queue.length === 0) queue = lengthBucketedBatches(lengths, sft.batchSize, generator);
+    const batch = queue.shift()!;
+    if (step < state.step) continue;
+    const lr = sft.lr * Math.min(1, (step + 1) / Math.max(1, sft.warmupSteps));
+    const result = sftStep(
+      policy,
+      optimizer,
+      batch.map((i) => demos[i]),
+      {
+        microBatchSize: config.train.microBatchSize,
+        gradClip: config.train.gradClip,
+        contextWeight: sft.contextWeight,
+        lr,
+      },
+    );
+    state = { step: step + 1 };
+    metrics.append(step + 1, {
+      sftLoss: result.loss,
+      ...(Number.isNaN(result.contextLoss) ? {} : { sftContextLoss: result.contextLoss }),
+    });
+    progress.update(step + 1, { loss: result.loss });
+    if (config.checkpoint.every > 0 && (step + 1) % config.checkpoint.every === 0) await save();
+  }
+  progress.stop();
+  metrics.close();
+  await save();
+  optimizer.dispose();
+  const seconds = (performance.now() - started) / 1000;
+  log(`warm start: ${sft.steps} steps on ${demos.length} demonstrations in ${seconds.toFixed(0)} s`);
+}
