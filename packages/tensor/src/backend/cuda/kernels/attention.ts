@@ -1,0 +1,320 @@
+/**
+ * Flash-style attention (Dao et al.): scores are never materialised beyond one tile. Forward: a block owns
+ * Br query rows of one (batch, head); K and V tiles of Bc keys stream through shared memory; each query
+ * row is owned by 4 threads (TPR) that keep its running max, running sum and a quarter of its output row
+ * in registers (online softmax). Backward recomputes probabilities from the saved log-sum-exp in two
+ * kernels without atomics: dQ (a block per query tile, looping over keys) and dK/dV (a block per key tile
+ * of one KV head, looping over the query heads of its group and their rows), plus a small kernel for
+ * delta = rowsum(dO ∘ O). GQA maps query head h to KV head h / (H / Hkv); the causal rule keeps key j for
+ * query i when j <= i + (S - T) (bottom-right aligned, for a KV cache); the optional bool mask is any
+ * broadcast view of [B, H, T, S] (four strides). The head size is a compile-time bucket (DMAX) with the
+ * real D passed at launch; tiles are zero-padded beyond D, T and S.
+ */
+import type { DType } from '../../../dtype.js';
+import { C_TYPE, type KernelSource, source } from './common.js';
+
+/** Threads per query row (forward, dQ) or per key row (dK/dV). */
+export const TPR = 4;
+export const HEAD_BUCKETS = [32, 64, 128, 256] as const;
+const SHARED_LIMIT = 48 * 1024;
+
+export type AttentionKind = 'forward' | 'dq' | 'dkv';
+
+export function headBucket(D: number): number {
+  for (const b of HEAD_BUCKETS) if (D <= b) return b;
+  throw new Error(`cuda attention: head size ${D} exceeds the largest supported (${HEAD_BUCKETS.at(-1)})`);
+}
+
+function sharedBytes(kind: AttentionKind, elem: number, dmax: number, p: number): number {
+  const tile = p * (dmax + 1);
+  const small = p * (p + 1);
+  if (kind === 'forward') return elem * (2 * tile + small);
+  if (kind === 'dq') return elem * (4 * tile + small);
+  return elem * (4 * tile + 2 * small + 2 * p);
+}
+
+/** The largest square tile (Br = Bc) whose shared memory fits the 48 KiB every GPU grants without opt-in. */
+export function attentionTile(kind: AttentionKind, dtype: DType, dmax: number): number {
+  const elem = dtype === 'float64' ? 8 : 4;
+  for (const p of [64, 32, 16, 8, 4]) if (sharedBytes(kind, elem, dmax, p) <= SHARED_LIMIT) return p;
+  throw new Error(`cuda attention: no tile fits shared memory for ${dtype} head size ${dmax}`);
+}
+
+function check(dtype: DType): void {
+  if (dtype !== 'float32' && dtype !== 'float64')
+    throw new Error(`cuda attention: expected float32 or float64, got ${dtype}`);
+}
+
+const COMMON_PARAMS =
+  'const unsigned char* __restrict__ mask, Dims maskSt, int H, int Hkv, int Tq, int S, int D, double scaleD, int causal';
+
+/** Whether query i may attend key j (b, h: the batch and query head). */
+function allowed(i: string, j: string): string {
+  return `(${i} < Tq && ${j} < S && (!causal || ${j} <= ${i} + (long long)(S - Tq)) && (!mask || mask[(long long)b * maskSt.v[0] + (long long)h * maskSt.v[1] + ${i} * maskSt.v[2] + ${j} * maskSt.v[3]] != 0))`;
+}
+
+/** Copies rows [r0, r0 + rows) of a [*, D] matrix into smem[rows][dmax + 1], zero beyond D and `limit`. */
+function loadTile(
+  smem: string,
+  ptr: string,
+  r0: string,
+  rows: number,
+  dmax: number,
+  threads: number,
+  limit: string,
+  T: string,
+): string {
+  return `for (int e = threadIdx.x; e < ${rows * dmax}; e += ${threads}) {
+      int r = e / ${dmax}, d = e % ${dmax};
+      long long gr = ${r0} + r;
+      ${smem}[r][d] = (gr < ${limit} && d < D) ? ${ptr}[gr * D + d] : (${T})0;
+    }`;
+}
+
+function names(kind: AttentionKind, dtype: DType, dmax: number): string {
+  return `ar1_attention_${kind}_${dtype}_d${dmax}`;
+}
+
+export function attentionForwardKernel(dtype: DType, dmax: number): KernelSource {
+  check(dtype);
+  const T = C_TYPE[dtype];
+  const p = attentionTile('forward', dtype, dmax);
+  const threads = p * TPR;
+  const inf = dtype === 'float32' ? 'ar1_inf_f()' : 'ar1_inf_d()';
+  const exp = dtype === 'float32' ? '__expf' : 'exp';
+  const name = names('forward', dtype, dmax);
+  const body = `extern "C" __global__ void __launch_bounds__(${threads}) ${name}(${T}* __restrict__ out, ${T}* __restrict__ lse, const ${T}* __restrict__ q, const ${T}* __restrict__ k, const ${T}* __restrict__ v, ${COMMON_PARAMS}) {
+  __shared__ ${T} Qs[${p}][${dmax + 1}];
+  __shared__ ${T} KV[${p}][${dmax + 1}];
+  __shared__ ${T} Ps[${p}][${p + 1}];
+  const int row = threadIdx.x / ${TPR}, l4 = threadIdx.x % ${TPR};
+  const int bh = blockIdx.y, b = bh / H, h = bh % H, hk = h / (H / Hkv);
+  const ${T} scale = (${T})scaleD;
+  const long long i0 = (long long)blockIdx.x * ${p}, i = i0 + row;
+  const ${T}* qb = q + (long long)bh * Tq * D;
+  const ${T}* kb = k + (long long)(b * Hkv + hk) * S * D;
+  const ${T}* vb = v + (long long)(b * Hkv + hk) * S * D;
+  ${loadTile('Qs', 'qb', 'i0', p, dmax, threads, 'Tq', T)}
+  ${T} o[${dmax / TPR}];
+  #pragma unroll
+  for (int dd = 0; dd < ${dmax / TPR}; dd++) o[dd] = (${T})0;
+  ${T} m = -${inf}, l = (${T})0;
+  long long lastRow = (i0 + ${p} < Tq ? i0 + ${p} : (long long)Tq) - 1;
+  long long kvEnd = causal ? lastRow + (S - Tq) + 1 : (long long)S;
+  if (kvEnd > S) kvEnd = S;
+  for (long long j0 = 0; j0 < kvEnd; j0 += ${p}) {
+    __syncthreads();
+    ${loadTile('KV', 'kb', 'j0', p, dmax, threads, 'S', T)}
+    __syncthreads();
+    ${T} s[${p / TPR}];
+    ${T} tileMax = -${inf};
+    #pragma unroll
+    for (int jj = 0; jj < ${p / TPR}; jj++) {
+      int c = l4 + jj * ${TPR};
+      long long j = j0 + c;
+      ${T} acc = (${T})0;
+      #pragma unroll 8
+      for (int d = 0; d < ${dmax}; d++) acc += Qs[row][d] * KV[c][d];
+      s[jj] = ${allowed('i', 'j')} ? acc * scale : -${inf};
+      tileMax = s[jj] > tileMax ? s[jj] : tileMax;
+    }
+    #pragma unroll
+    for (int w = 1; w < ${TPR}; w <<= 1) { ${T} o2 = __shfl_xor_sync(0xffffffffu, tileMax, w); tileMax = o2 > tileMax ? o2 : tileMax; }
+    ${T} mNew = tileMax > m ? tileMax : m;
+    ${T} alpha = mNew == -${inf} ? (${T})1 : ${exp}(m - mNew);
+    ${T} psum = (${T})0;
+    #pragma unroll
+    for (int jj = 0; jj < ${p / TPR}; jj++) {
+      ${T} pj = s[jj] == -${inf} ? (${T})0 : ${exp}(s[jj] - mNew);
+      Ps[row][l4 + jj * ${TPR}] = pj;
+      psum += pj;
+    }
+    #pragma unroll
+    for (int w = 1; w < ${TPR}; w <<= 1) psum += __shfl_xor_sync(0xffffffffu, psum, w);
+    l = l * alpha + psum;
+    m = mNew;
+    #pragma unroll
+    for (int dd = 0; dd < ${dmax / TPR}; dd++) o[dd] *= alpha;
+    __syncthreads();
+    ${loadTile('KV', 'vb', 'j0', p, dmax, threads, 'S', T)}
+    __syncthreads();
+    for (int c = 0; c < ${p}; c++) {
+      ${T} pc = Ps[row][c];
+      #pragma unroll
+      for (int dd = 0; dd < ${dmax / TPR}; dd++) o[dd] += pc * KV[c][l4 + dd * ${TPR}];
+    }
+  }
+  if (i < Tq) {
+    ${T}* ob = out + ((long long)bh * Tq + i) * D;
+    #pragma unroll
+    for (int dd = 0; dd < ${dmax / TPR}; dd++) {
+      int d = l4 + dd * ${TPR};
+      if (d < D) ob[d] = l > (${T})0 ? o[dd] / l : (${T})0;
+    }
+    if (l4 == 0) lse[(long long)bh * Tq + i] = l > (${T})0 ? m + ${dtype === 'float32' ? 'logf' : 'log'}(l) : -${inf};
+  }
+}`;
+  return source(name, body);
+}
+
+/** delta[row] = Σ_d dO[row, d]·O[row, d], one warp per row. */
+export function attentionDeltaKernel(dtype: DType): KernelSource {
+  check(dtype);
+  const T = C_TYPE[dtype];
+  const name = `ar1_attention_delta_${dtype}`;
+  const body = `extern "C" __global__ void ${name}(${T}* __restrict__ delta, const ${T}* __restrict__ out, const ${T}* __restrict__ dout, long long rows, int D) {
+  long long r = ((long long)blockIdx.x * blockDim.x + threadIdx.x) / 32;
+  int lane = threadIdx.x % 32;
+  if (r >= rows) return;
+  ${T} acc = (${T})0;
+  for (int d = lane; d < D; d += 32) acc += out[r * D + d] * dout[r * D + d];
+  for (int w = 16; w > 0; w >>= 1) acc += __shfl_xor_sync(0xffffffffu, acc, w);
+  if (lane == 0) delta[r] = acc;
+}`;
+  return source(name, body);
+}
+
+export function attentionDqKernel(dtype: DType, dmax: number): KernelSource {
+  check(dtype);
+  const T = C_TYPE[dtype];
+  const p = attentionTile('dq', dtype, dmax);
+  const threads = p * TPR;
+  const inf = dtype === 'float32' ? 'ar1_inf_f()' : 'ar1_inf_d()';
+  const exp = dtype === 'float32' ? '__expf' : 'exp';
+  const name = names('dq', dtype, dmax);
+  const body = `extern "C" __global__ void __launch_bounds__(${threads}) ${name}(${T}* __restrict__ dq, const ${T}* __restrict__ q, const ${T}* __restrict__ k, const ${T}* __restrict__ v, const ${T}* __restrict__ dout, const ${T}* __restrict__ lse, const ${T}* __restrict__ delta, ${COMMON_PARAMS}) {
+  __shared__ ${T} Qs[${p}][${dmax + 1}];
+  __shared__ ${T} dOs[${p}][${dmax + 1}];
+  __shared__ ${T} Ks[${p}][${dmax + 1}];
+  __shared__ ${T} Vs[${p}][${dmax + 1}];
+  __shared__ ${T} dSs[${p}][${p + 1}];
+  const int row = threadIdx.x / ${TPR}, l4 = threadIdx.x % ${TPR};
+  const int bh = blockIdx.y, b = bh / H, h = bh % H, hk = h / (H / Hkv);
+  const ${T} scale = (${T})scaleD;
+  const long long i0 = (long long)blockIdx.x * ${p}, i = i0 + row;
+  const ${T}* qb = q + (long long)bh * Tq * D;
+  const ${T}* gb = dout + (long long)bh * Tq * D;
+  const ${T}* kb = k + (long long)(b * Hkv + hk) * S * D;
+  const ${T}* vb = v + (long long)(b * Hkv + hk) * S * D;
+  ${loadTile('Qs', 'qb', 'i0', p, dmax, threads, 'Tq', T)}
+  ${loadTile('dOs', 'gb', 'i0', p, dmax, threads, 'Tq', T)}
+  const ${T} lseI = i < Tq ? lse[(long long)bh * Tq + i] : -${inf};
+  const ${T} deltaI = i < Tq ? delta[(long long)bh * Tq + i] : (${T})0;
+  ${T} acc[${dmax / TPR}];
+  #pragma unroll
+  for (int dd = 0; dd < ${dmax / TPR}; dd++) acc[dd] = (${T})0;
+  long long lastRow = (i0 + ${p} < Tq ? i0 + ${p} : (long long)Tq) - 1;
+  long long kvEnd = causal ? lastRow + (S - Tq) + 1 : (long long)S;
+  if (kvEnd > S) kvEnd = S;
+  for (long long j0 = 0; j0 < kvEnd; j0 += ${p}) {
+    __syncthreads();
+    ${loadTile('Ks', 'kb', 'j0', p, dmax, threads, 'S', T)}
+    ${loadTile('Vs', 'vb', 'j0', p, dmax, threads, 'S', T)}
+    __syncthreads();
+    #pragma unroll
+    for (int jj = 0; jj < ${p / TPR}; jj++) {
+      int c = l4 + jj * ${TPR};
+      long long j = j0 + c;
+      ${T} sc = (${T})0, dp = (${T})0;
+      #pragma unroll 8
+      for (int d = 0; d < ${dmax}; d++) { sc += Qs[row][d] * Ks[c][d]; dp += dOs[row][d] * Vs[c][d]; }
+      ${T} pij = (lseI != -${inf} && ${allowed('i', 'j')}) ? ${exp}(sc * scale - lseI) : (${T})0;
+      dSs[row][c] = pij * (dp - deltaI) * scale;
+    }
+    __syncthreads();
+    for (int c = 0; c < ${p}; c++) {
+      ${T} ds = dSs[row][c];
+      #pragma unroll
+      for (int dd = 0; dd < ${dmax / TPR}; dd++) acc[dd] += ds * Ks[c][l4 + dd * ${TPR}];
+    }
+  }
+  if (i < Tq) {
+    ${T}* ob = dq + ((long long)bh * Tq + i) * D;
+    #pragma unroll
+    for (int dd = 0; dd < ${dmax / TPR}; dd++) {
+      int d = l4 + dd * ${TPR};
+      if (d < D) ob[d] = acc[dd];
+    }
+  }
+}`;
+  return source(name, body);
+}
+
+export function attentionDkvKernel(dtype: DType, dmax: number): KernelSource {
+  check(dtype);
+  const T = C_TYPE[dtype];
+  const p = attentionTile('dkv', dtype, dmax);
+  const threads = p * TPR;
+  const inf = dtype === 'float32' ? 'ar1_inf_f()' : 'ar1_inf_d()';
+  const exp = dtype === 'float32' ? '__expf' : 'exp';
+  const name = names('dkv', dtype, dmax);
+  const body = `extern "C" __global__ void __launch_bounds__(${threads}) ${name}(${T}* __restrict__ dk, ${T}* __restrict__ dv, const ${T}* __restrict__ q, const ${T}* __restrict__ k, const ${T}* __restrict__ v, const ${T}* __restrict__ dout, const ${T}* __restrict__ lse, const ${T}* __restrict__ delta, ${COMMON_PARAMS}) {
+  __shared__ ${T} Ks[${p}][${dmax + 1}];
+  __shared__ ${T} Vs[${p}][${dmax + 1}];
+  __shared__ ${T} Qs[${p}][${dmax + 1}];
+  __shared__ ${T} dOs[${p}][${dmax + 1}];
+  __shared__ ${T} Pt[${p}][${p + 1}];
+  __shared__ ${T} dSt[${p}][${p + 1}];
+  __shared__ ${T} lses[${p}];
+  __shared__ ${T} deltas[${p}];
+  const int krow = threadIdx.x / ${TPR}, l4 = threadIdx.x % ${TPR};
+  const int bhk = blockIdx.y, b = bhk / Hkv, hk = bhk % Hkv, G = H / Hkv;
+  const ${T} scale = (${T})scaleD;
+  const long long j0 = (long long)blockIdx.x * ${p}, j = j0 + krow;
+  const ${T}* kb = k + (long long)bhk * S * D;
+  const ${T}* vb = v + (long long)bhk * S * D;
+  ${loadTile('Ks', 'kb', 'j0', p, dmax, threads, 'S', T)}
+  ${loadTile('Vs', 'vb', 'j0', p, dmax, threads, 'S', T)}
+  ${T} gk[${dmax / TPR}], gv[${dmax / TPR}];
+  #pragma unroll
+  for (int dd = 0; dd < ${dmax / TPR}; dd++) { gk[dd] = (${T})0; gv[dd] = (${T})0; }
+  // Under the causal rule, query rows before j0 - (S - T) see none of this tile's keys.
+  long long iFirst = causal ? j0 - (long long)(S - Tq) : 0;
+  if (iFirst < 0) iFirst = 0;
+  iFirst -= iFirst % ${p};
+  for (int g = 0; g < G; g++) {
+    const int h = hk * G + g, bh = b * H + h;
+    const ${T}* qb = q + (long long)bh * Tq * D;
+    const ${T}* gb = dout + (long long)bh * Tq * D;
+    for (long long i0 = iFirst; i0 < Tq; i0 += ${p}) {
+      __syncthreads();
+      ${loadTile('Qs', 'qb', 'i0', p, dmax, threads, 'Tq', T)}
+      ${loadTile('dOs', 'gb', 'i0', p, dmax, threads, 'Tq', T)}
+      if (threadIdx.x < ${p}) {
+        long long ii = i0 + threadIdx.x;
+        lses[threadIdx.x] = ii < Tq ? lse[(long long)bh * Tq + ii] : -${inf};
+        deltas[threadIdx.x] = ii < Tq ? delta[(long long)bh * Tq + ii] : (${T})0;
+      }
+      __syncthreads();
+      #pragma unroll
+      for (int rr = 0; rr < ${p / TPR}; rr++) {
+        int r = l4 + rr * ${TPR};
+        long long i = i0 + r;
+        ${T} sc = (${T})0, dp = (${T})0;
+        #pragma unroll 8
+        for (int d = 0; d < ${dmax}; d++) { sc += Qs[r][d] * Ks[krow][d]; dp += dOs[r][d] * Vs[krow][d]; }
+        ${T} pij = (lses[r] != -${inf} && ${allowed('i', 'j')}) ? ${exp}(sc * scale - lses[r]) : (${T})0;
+        Pt[krow][r] = pij;
+        dSt[krow][r] = pij * (dp - deltas[r]) * scale;
+      }
+      __syncthreads();
+      for (int r = 0; r < ${p}; r++) {
+        ${T} pr = Pt[krow][r], ds = dSt[krow][r];
+        #pragma unroll
+        for (int dd = 0; dd < ${dmax / TPR}; dd++) {
+          gv[dd] += pr * dOs[r][l4 + dd * ${TPR}];
+          gk[dd] += ds * Qs[r][l4 + dd * ${TPR}];
+        }
+      }
+    }
+  }
+  if (j < S) {
+    #pragma unroll
+    for (int dd = 0; dd < ${dmax / TPR}; dd++) {
+      int d = l4 + dd * ${TPR};
+      if (d < D) { dk[j * D + d + (long long)bhk * S * D] = gk[dd]; dv[j * D + d + (long long)bhk * S * D] = gv[dd]; }
+    }
+  }
+}`;
+  return source(name, body);
+}

@@ -1,0 +1,123 @@
+/**
+ * Every kernel source the backend can generate, for representative parameters: each dtype each kernel
+ * accepts, each rank bucket, both index widths, each operand layout and tile shape of matmul, each head
+ * bucket of attention. The compile check (test/cuda-kernels.test.ts) builds all of them with nvcc, so a
+ * machine without a GPU still proves that what the backend would hand NVRTC compiles.
+ */
+import type { DType } from '../../../dtype.js';
+import { BINARY_OPS, type ReduceOp, UNARY_OPS } from '../../backend.js';
+import {
+  attentionDeltaKernel,
+  attentionDkvKernel,
+  attentionDqKernel,
+  attentionForwardKernel,
+  HEAD_BUCKETS,
+} from './attention.js';
+import { type IndexBits, type KernelSource, RANK_BUCKETS } from './common.js';
+import {
+  binaryExpr,
+  binaryKernel,
+  copyKernel,
+  fillKernel,
+  unaryExpr,
+  unaryKernel,
+  whereKernel,
+} from './elementwise.js';
+import { gatherKernel, scatterAddKernel } from './indexing.js';
+import { BATCH_BUCKETS, type Layout, MATMUL_TILES, matmulKernel } from './matmul.js';
+import { normBackwardKernel, normKernel, normParamGradKernel } from './norms.js';
+import { adamwKernel } from './optim.js';
+import { randomKernel } from './random.js';
+import { type ReduceMode, reduceKernel } from './reduce.js';
+import { logprobsBackwardKernel, logprobsKernel, softmaxBackwardKernel, softmaxKernel } from './softmax.js';
+
+const DTYPES: DType[] = ['float32', 'float64', 'int32', 'bool'];
+const FLOATS: DType[] = ['float32', 'float64'];
+const BITS: IndexBits[] = [32, 64];
+const REDUCE_OPS: ReduceOp[] = ['sum', 'prod', 'max', 'min', 'argmax', 'argmin'];
+
+function reduceOutput(op: ReduceOp, input: DType): DType {
+  if (op === 'argmax' || op === 'argmin') return 'int32';
+  return op === 'sum' && input === 'bool' ? 'int32' : input;
+}
+
+export function kernelCatalog(): KernelSource[] {
+  const out: KernelSource[] = [];
+  for (const dtype of DTYPES) {
+    for (const rank of RANK_BUCKETS) for (const bits of BITS) out.push(fillKernel(dtype, rank, bits));
+    for (const to of DTYPES) for (const rank of [1, 3]) out.push(copyKernel(dtype, to, rank, 32));
+    for (const rank of RANK_BUCKETS) out.push(copyKernel(dtype, dtype, rank, 64));
+    for (const rank of [1, 4]) out.push(whereKernel(dtype, rank, 32));
+    for (const op of UNARY_OPS)
+      if (unaryExpr(op, dtype) !== null) out.push(unaryKernel(op, dtype, dtype === 'float32' ? 2 : 1, 32));
+    for (const op of BINARY_OPS)
+      if (binaryExpr(op, dtype) !== null) out.push(binaryKernel(op, dtype, dtype === 'float32' ? 3 : 1, 32));
+  }
+  for (const rank of RANK_BUCKETS) {
+    out.push(binaryKernel('add', 'float32', rank, 64));
+    out.push(unaryKernel('exp', 'float32', rank, 64));
+  }
+  for (const input of DTYPES)
+    for (const op of REDUCE_OPS)
+      for (const mode of ['block', 'thread'] as ReduceMode[])
+        out.push(
+          reduceKernel({
+            op,
+            input,
+            output: reduceOutput(op, input),
+            outerRank: 1,
+            innerRank: 1,
+            mode,
+            bits: 32,
+          }),
+        );
+  for (const outerRank of RANK_BUCKETS)
+    for (const innerRank of [1, 2, 4])
+      out.push(
+        reduceKernel({
+          op: 'sum',
+          input: 'float32',
+          output: 'float32',
+          outerRank,
+          innerRank,
+          mode: 'block',
+          bits: 64,
+        }),
+      );
+  const layouts: Layout[] = ['n', 't', 's'];
+  for (const a of layouts)
+    for (const b of layouts)
+      out.push(matmulKernel({ dtype: 'float32', a, b, batchRank: 1, tiles: MATMUL_TILES.small }));
+  for (const batchRank of BATCH_BUCKETS) {
+    out.push(matmulKernel({ dtype: 'float32', a: 'n', b: 'n', batchRank, tiles: MATMUL_TILES.large }));
+    out.push(matmulKernel({ dtype: 'float32', a: 'n', b: 't', batchRank, tiles: MATMUL_TILES.small }));
+  }
+  out.push(matmulKernel({ dtype: 'float64', a: 'n', b: 'n', batchRank: 1, tiles: MATMUL_TILES.double }));
+  out.push(matmulKernel({ dtype: 'int32', a: 't', b: 's', batchRank: 2, tiles: MATMUL_TILES.small }));
+  for (const dtype of ['float32', 'float64', 'int32'] as DType[])
+    for (const rank of [1, 2, 4, 8]) {
+      out.push(gatherKernel(dtype, rank, 32));
+      out.push(scatterAddKernel(dtype, rank, rank === 8 ? 64 : 32));
+    }
+  out.push(gatherKernel('bool', 2, 32));
+  for (const dtype of FLOATS) {
+    for (const log of [false, true]) {
+      out.push(softmaxKernel(dtype, log));
+      out.push(softmaxBackwardKernel(dtype, log));
+    }
+    out.push(logprobsKernel(dtype), logprobsBackwardKernel(dtype));
+    for (const centred of [true, false])
+      out.push(normKernel(dtype, centred), normBackwardKernel(dtype, centred));
+    out.push(normParamGradKernel(dtype), adamwKernel(dtype), attentionDeltaKernel(dtype));
+    for (const dmax of HEAD_BUCKETS)
+      out.push(
+        attentionForwardKernel(dtype, dmax),
+        attentionDqKernel(dtype, dmax),
+        attentionDkvKernel(dtype, dmax),
+      );
+  }
+  for (const dtype of ['float32', 'float64', 'int32'] as DType[])
+    for (const dist of ['uniform', 'normal', 'randint'] as const) out.push(randomKernel(dist, dtype));
+  // Some parameter sets above overlap (e.g. matmul 'nt' with one batch axis); keep each kernel once.
+  return [...new Map(out.map((k) => [k.name, k])).values()];
+}

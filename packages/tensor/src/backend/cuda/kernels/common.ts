@@ -1,0 +1,99 @@
+/**
+ * What every generated CUDA C source shares: dtype names, the `Dims` argument that carries shapes and
+ * strides, the prelude of small device helpers, and the rank buckets. Sources include no headers, so one
+ * string compiles the same under NVRTC (no system headers) and under `nvcc` (the CI check).
+ */
+import type { DType } from '../../../dtype.js';
+
+/** Kernels see bool as one byte (0 or 1), as the rest of the library stores it (Uint8Array). */
+export const C_TYPE: Record<DType, string> = {
+  float32: 'float',
+  float64: 'double',
+  int32: 'int',
+  bool: 'unsigned char',
+};
+
+/** The most axes a strided kernel walks after the host merges contiguous axes (see coalesce.ts). */
+export const MAX_RANK = 8;
+
+/** Strided kernels are compiled per rank bucket; shorter ranks are padded with leading size-1 axes. */
+export const RANK_BUCKETS = [1, 2, 3, 4, 6, 8] as const;
+
+export function rankBucket(rank: number): number {
+  for (const b of RANK_BUCKETS) if (rank <= b) return b;
+  throw new Error(`cuda: rank ${rank} exceeds the ${MAX_RANK} axes a kernel supports after merging axes`);
+}
+
+/** Index arithmetic in 32 bits when every offset fits (faster division), else 64 bits. */
+export type IndexBits = 32 | 64;
+
+export function indexType(bits: IndexBits): string {
+  return bits === 32 ? 'int' : 'long long';
+}
+
+/** A generated kernel: its entry point and the complete source that defines it. */
+export interface KernelSource {
+  readonly name: string;
+  readonly source: string;
+}
+
+/**
+ * Helpers defined in every source. `Dims` is passed by value (MAX_RANK 64-bit slots), so one compiled
+ * kernel serves every shape. The float→int conversion reproduces JavaScript's ToInt32 (truncate, wrap
+ * modulo 2^32, NaN and ±Infinity to 0), which is what the CPU backend's Int32Array stores do.
+ */
+export const PRELUDE = `struct Dims { long long v[${MAX_RANK}]; };
+__device__ __forceinline__ float ar1_inf_f() { return __int_as_float(0x7f800000); }
+__device__ __forceinline__ double ar1_inf_d() { return __longlong_as_double(0x7ff0000000000000LL); }
+__device__ __forceinline__ float ar1_nan_f() { return __int_as_float(0x7fc00000); }
+__device__ __forceinline__ double ar1_nan_d() { return __longlong_as_double(0x7ff8000000000000LL); }
+__device__ __forceinline__ int ar1_to_i32(double x) {
+  if (!(x - x == 0.0)) return 0;
+  if (x > -2147483648.0 && x < 2147483648.0) return (int)x;
+  double t = trunc(x);
+  double m = t - floor(t / 4294967296.0) * 4294967296.0;
+  return (int)(unsigned int)m;
+}
+__device__ __forceinline__ unsigned char ar1_to_u8(double x) { return (unsigned char)(ar1_to_i32(x) & 255); }
+`;
+
+/** A C expression converting `expr` (of dtype `from`) to dtype `to` as a JavaScript typed-array store would. */
+export function convert(expr: string, from: DType, to: DType): string {
+  if (from === to) return expr;
+  if (to === 'float32') return `(float)(${expr})`;
+  if (to === 'float64') return `(double)(${expr})`;
+  if (from === 'int32' || from === 'bool')
+    return to === 'int32' ? `(int)(${expr})` : `(unsigned char)((${expr}) & 255)`;
+  return to === 'int32' ? `ar1_to_i32((double)(${expr}))` : `ar1_to_u8((double)(${expr}))`;
+}
+
+export function isFloatType(dtype: DType): boolean {
+  return dtype === 'float32' || dtype === 'float64';
+}
+
+/** Float literal of the right width (a double literal would silently promote float arithmetic). */
+export function lit(value: number, dtype: DType): string {
+  const s = Number.isInteger(value) ? `${value}.0` : `${value}`;
+  return dtype === 'float32' ? `${s}f` : s;
+}
+
+/**
+ * Emits the loop body that turns a flat row-major index `i` into each operand's element offset. Axis 0 is
+ * the outermost; the innermost axis needs no division.
+ */
+export function stridedOffsets(rank: number, operands: readonly string[], idx: string, index = 'i'): string {
+  const lines = [`${idx} rem = ${index};`];
+  for (const o of operands) lines.push(`${idx} off_${o} = 0;`);
+  for (let d = rank - 1; d >= 0; d--) {
+    if (d === 0) lines.push(`{ ${idx} c = rem;`);
+    else lines.push(`{ ${idx} n = (${idx})shape.v[${d}]; ${idx} c = rem % n; rem /= n;`);
+    for (const o of operands) lines.push(`  off_${o} += c * (${idx})st_${o}.v[${d}];`);
+    lines.push('}');
+  }
+  return lines.join('\n    ');
+}
+
+/** A kernel source: the prelude, then the body. */
+export function source(name: string, body: string): KernelSource {
+  return { name, source: `${PRELUDE}\n${body}\n` };
+}

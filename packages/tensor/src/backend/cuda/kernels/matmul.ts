@@ -1,0 +1,147 @@
+/**
+ * Batched matmul: C[b] = A[b]·B[b], tiled in shared memory with register blocking. A block computes a
+ * BM×BN tile of C with (BM/TM)·(BN/TN) threads, each accumulating a TM×TN micro-tile in registers while
+ * BK-wide slabs of A and B stream through shared memory. Operand layouts are compile-time: 'n' (unit
+ * column stride, row-major), 't' (unit row stride, i.e. a transposed view) or 's' (any strides), so the
+ * tile loads are coalesced along whichever axis is contiguous and transposed views need no copy.
+ * Thread i of a micro-tile owns rows ty + i·(BM/TM) (strided, not adjacent) so shared-memory reads and
+ * the final stores are conflict-free and coalesced.
+ */
+import type { DType } from '../../../dtype.js';
+import { C_TYPE, type KernelSource, source } from './common.js';
+
+export type Layout = 'n' | 't' | 's';
+
+export interface MatmulTiles {
+  BM: number;
+  BN: number;
+  BK: number;
+  TM: number;
+  TN: number;
+}
+
+export interface MatmulSpec {
+  dtype: DType;
+  a: Layout;
+  b: Layout;
+  /** Batch axes after merging (0 for a single matrix product), padded to 0, 1, 2 or 4. */
+  batchRank: number;
+  tiles: MatmulTiles;
+}
+
+export const MATMUL_TILES = {
+  small: { BM: 64, BN: 64, BK: 16, TM: 4, TN: 4 },
+  large: { BM: 128, BN: 128, BK: 8, TM: 8, TN: 8 },
+  double: { BM: 64, BN: 64, BK: 8, TM: 4, TN: 4 },
+} as const satisfies Record<string, MatmulTiles>;
+
+export const BATCH_BUCKETS = [0, 1, 2, 4] as const;
+
+export function layoutOf(rowStride: number, colStride: number, rows: number, cols: number): Layout {
+  if (colStride === 1 || cols === 1) return 'n';
+  if (rowStride === 1 || rows === 1) return 't';
+  return 's';
+}
+
+export function matmulThreads(t: MatmulTiles): number {
+  return (t.BM / t.TM) * (t.BN / t.TN);
+}
+
+/** Loads a ROWS×COLS tile of a matrix into smem[col][row] (A: rows=M, cols=K; B: rows=N, cols=K). */
+function tileLoad(
+  smem: string,
+  ptr: string,
+  layout: Layout,
+  rows: number,
+  cols: number,
+  rowLimit: string,
+  rowStart: string,
+  colStart: string,
+  rowStride: string,
+  colStride: string,
+  threads: number,
+  zero: string,
+): string {
+  const per = (rows * cols) / threads;
+  // Consecutive threads walk the unit-stride axis: along the k axis when it has stride 1 ('n' for A),
+  // along the row axis otherwise.
+  const alongCols = layout === 'n';
+  const r = alongCols ? `e / ${cols}` : `e % ${rows}`;
+  const c = alongCols ? `e % ${cols}` : `e / ${rows}`;
+  const rs = layout === 't' ? '1' : rowStride;
+  const cs = layout === 'n' ? '1' : colStride;
+  return `#pragma unroll
+    for (int l = 0; l < ${per}; l++) {
+      int e = tid + l * ${threads};
+      int r = ${r}, c = ${c};
+      long long gr = ${rowStart} + r, gc = ${colStart} + c;
+      ${smem}[c][r] = (gr < ${rowLimit} && gc < K) ? ${ptr}[gr * ${rs} + gc * ${cs}] : ${zero};
+    }`;
+}
+
+/**
+ * A's tile is indexed [k][m], B's [k][n] after loading B as an N×K matrix: B(k, n) read with row = n,
+ * col = k, so its strides swap.
+ */
+export function matmulKernel(spec: MatmulSpec): KernelSource {
+  const { dtype, a, b, batchRank, tiles } = spec;
+  const { BM, BN, BK, TM, TN } = tiles;
+  const T = C_TYPE[dtype];
+  if (dtype === 'bool')
+    throw new Error('cuda matmul: bool operands are not supported (cast to a number type)');
+  const threads = matmulThreads(tiles);
+  if ((BM * BK) % threads || (BN * BK) % threads)
+    throw new Error(`cuda matmul: tile ${BM}x${BN}x${BK} does not divide among ${threads} threads`);
+  const name = `ar1_matmul_${dtype}_${a}${b}_b${batchRank}_${BM}x${BN}x${BK}_${TM}x${TN}`;
+  const zero = `(${T})0`;
+  const batchWalk: string[] = [];
+  for (let d = batchRank - 1; d >= 0; d--) {
+    batchWalk.push(
+      `{ long long n = bShape.v[${d}]; long long c = rem % n; rem /= n; A += c * aBatch.v[${d}]; B += c * bBatch.v[${d}]; }`,
+    );
+  }
+  const body = `extern "C" __global__ void __launch_bounds__(${threads}) ${name}(${T}* __restrict__ C, const ${T}* __restrict__ A, const ${T}* __restrict__ B, int M, int N, int K, long long ars, long long acs, long long brs, long long bcs, Dims bShape, Dims aBatch, Dims bBatch) {
+  __shared__ ${T} As[${BK}][${BM} + 1];
+  __shared__ ${T} Bs[${BK}][${BN} + 1];
+  const int tid = threadIdx.x;
+  const int tx = tid % ${BN / TN}, ty = tid / ${BN / TN};
+  ${batchRank > 0 ? 'long long rem = blockIdx.z;' : ''}
+  ${batchWalk.join('\n  ')}
+  C += (long long)blockIdx.z * M * N;
+  const long long m0 = (long long)blockIdx.y * ${BM}, n0 = (long long)blockIdx.x * ${BN};
+  ${T} acc[${TM}][${TN}];
+  #pragma unroll
+  for (int i = 0; i < ${TM}; i++)
+    #pragma unroll
+    for (int j = 0; j < ${TN}; j++) acc[i][j] = ${zero};
+  for (long long k0 = 0; k0 < K; k0 += ${BK}) {
+    ${tileLoad('As', 'A', a, BM, BK, 'M', 'm0', 'k0', 'ars', 'acs', threads, zero)}
+    ${tileLoad('Bs', 'B', b === 'n' ? 't' : b === 't' ? 'n' : 's', BN, BK, 'N', 'n0', 'k0', 'bcs', 'brs', threads, zero)}
+    __syncthreads();
+    #pragma unroll
+    for (int kk = 0; kk < ${BK}; kk++) {
+      ${T} ra[${TM}], rb[${TN}];
+      #pragma unroll
+      for (int i = 0; i < ${TM}; i++) ra[i] = As[kk][ty + i * ${BM / TM}];
+      #pragma unroll
+      for (int j = 0; j < ${TN}; j++) rb[j] = Bs[kk][tx + j * ${BN / TN}];
+      #pragma unroll
+      for (int i = 0; i < ${TM}; i++)
+        #pragma unroll
+        for (int j = 0; j < ${TN}; j++) acc[i][j] += ra[i] * rb[j];
+    }
+    __syncthreads();
+  }
+  #pragma unroll
+  for (int i = 0; i < ${TM}; i++) {
+    long long r = m0 + ty + i * ${BM / TM};
+    if (r >= M) continue;
+    #pragma unroll
+    for (int j = 0; j < ${TN}; j++) {
+      long long c = n0 + tx + j * ${BN / TN};
+      if (c < N) C[r * N + c] = acc[i][j];
+    }
+  }
+}`;
+  return source(name, body);
+}

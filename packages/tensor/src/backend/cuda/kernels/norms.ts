@@ -1,0 +1,98 @@
+/**
+ * layer_norm (centred) and rms_norm (not centred), forward and backward, as the CPU backend defines them
+ * (cpu/norms.ts). Forward and dx: one block per row. dweight/dbias: column sums over rows, split across a
+ * 2-D grid (columns × row chunks) whose partial sums meet with atomicAdd in buffers zeroed beforehand.
+ */
+import type { DType } from '../../../dtype.js';
+import { C_TYPE, type KernelSource, source } from './common.js';
+import { ROW_THREADS, blockReducers, rowsDtypeCheck } from './rows.js';
+
+export const NORM_COLUMN_THREADS = 256;
+/** Rows summed by one block of the dweight/dbias kernel before its atomicAdd. */
+export const NORM_ROWS_PER_BLOCK = 64;
+
+export function normKernel(dtype: DType, centred: boolean): KernelSource {
+  rowsDtypeCheck(centred ? 'layerNorm' : 'rmsNorm', dtype);
+  const T = C_TYPE[dtype];
+  const name = `ar1_${centred ? 'layer' : 'rms'}_norm_${dtype}`;
+  const sqrt = dtype === 'float32' ? 'sqrtf' : 'sqrt';
+  const body = `${blockReducers(dtype)}
+extern "C" __global__ void __launch_bounds__(${ROW_THREADS}) ${name}(${T}* __restrict__ y, ${T}* __restrict__ meanOut, ${T}* __restrict__ rstdOut, const ${T}* __restrict__ x, const ${T}* __restrict__ w, const ${T}* __restrict__ b, long long rows, long long D, double eps) {
+  for (long long r = blockIdx.x; r < rows; r += gridDim.x) {
+    const ${T}* xr = x + r * D;
+    ${T} m = (${T})0;
+    ${
+      centred
+        ? `for (long long j = threadIdx.x; j < D; j += blockDim.x) m += xr[j];
+    m = ar1_block_sum(m) / (${T})D;`
+        : ''
+    }
+    ${T} v = (${T})0;
+    for (long long j = threadIdx.x; j < D; j += blockDim.x) { ${T} d = xr[j] - m; v += d * d; }
+    v = ar1_block_sum(v);
+    ${T} inv = (${T})1 / ${sqrt}(v / (${T})D + (${T})eps);
+    if (threadIdx.x == 0) { meanOut[r] = m; rstdOut[r] = inv; }
+    for (long long j = threadIdx.x; j < D; j += blockDim.x) {
+      ${T} z = (xr[j] - m) * inv;
+      if (w) z *= w[j];
+      if (b) z += b[j];
+      y[r * D + j] = z;
+    }
+  }
+}`;
+  return source(name, body);
+}
+
+export function normBackwardKernel(dtype: DType, centred: boolean): KernelSource {
+  rowsDtypeCheck(centred ? 'layerNormBackward' : 'rmsNormBackward', dtype);
+  const T = C_TYPE[dtype];
+  const name = `ar1_${centred ? 'layer' : 'rms'}_norm_backward_${dtype}`;
+  const body = `${blockReducers(dtype)}
+extern "C" __global__ void __launch_bounds__(${ROW_THREADS}) ${name}(${T}* __restrict__ dx, const ${T}* __restrict__ x, const ${T}* __restrict__ w, const ${T}* __restrict__ mean, const ${T}* __restrict__ rstd, const ${T}* __restrict__ dy, long long rows, long long D) {
+  for (long long r = blockIdx.x; r < rows; r += gridDim.x) {
+    const ${T}* xr = x + r * D;
+    const ${T}* gr = dy + r * D;
+    ${T} m = mean[r], inv = rstd[r];
+    ${centred ? `${T} sumG = (${T})0;` : ''}
+    ${T} sumGX = (${T})0;
+    for (long long j = threadIdx.x; j < D; j += blockDim.x) {
+      ${T} xhat = (xr[j] - m) * inv;
+      ${T} gy = gr[j] * (w ? w[j] : (${T})1);
+      ${centred ? 'sumG += gy;' : ''}
+      sumGX += gy * xhat;
+    }
+    ${centred ? 'sumG = ar1_block_sum(sumG);' : ''}
+    sumGX = ar1_block_sum(sumGX);
+    ${T} meanG = ${centred ? `sumG / (${T})D` : `(${T})0`};
+    ${T} meanGX = sumGX / (${T})D;
+    for (long long j = threadIdx.x; j < D; j += blockDim.x) {
+      ${T} xhat = (xr[j] - m) * inv;
+      ${T} gy = gr[j] * (w ? w[j] : (${T})1);
+      dx[r * D + j] = inv * (gy - meanG - xhat * meanGX);
+    }
+  }
+}`;
+  return source(name, body);
+}
+
+/** dweight[j] += Σ dy·xhat and dbias[j] += Σ dy over this block's rows (either output may be null). */
+export function normParamGradKernel(dtype: DType): KernelSource {
+  rowsDtypeCheck('normBackward', dtype);
+  const T = C_TYPE[dtype];
+  const name = `ar1_norm_param_grad_${dtype}`;
+  const body = `extern "C" __global__ void __launch_bounds__(${NORM_COLUMN_THREADS}) ${name}(${T}* dw, ${T}* db, const ${T}* __restrict__ x, const ${T}* __restrict__ mean, const ${T}* __restrict__ rstd, const ${T}* __restrict__ dy, long long rows, long long D) {
+  long long j = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  if (j >= D) return;
+  long long r0 = (long long)blockIdx.y * ${NORM_ROWS_PER_BLOCK};
+  long long r1 = r0 + ${NORM_ROWS_PER_BLOCK} < rows ? r0 + ${NORM_ROWS_PER_BLOCK} : rows;
+  ${T} sw = (${T})0, sb = (${T})0;
+  for (long long r = r0; r < r1; r++) {
+    ${T} g = dy[r * D + j];
+    sw += g * (x[r * D + j] - mean[r]) * rstd[r];
+    sb += g;
+  }
+  if (dw) atomicAdd(dw + j, sw);
+  if (db) atomicAdd(db + j, sb);
+}`;
+  return source(name, body);
+}

@@ -1,0 +1,26 @@
+/**
+ * AdamW, in place on param, m and v. The update is computed in double from the stored values and rounded
+ * once, as the CPU backend computes it in JavaScript numbers, so float32 results match it bit for bit
+ * (the kernel is memory-bound; the double arithmetic costs nothing measurable on data-centre GPUs).
+ */
+import type { DType } from '../../../dtype.js';
+import { C_TYPE, type KernelSource, source } from './common.js';
+
+export function adamwKernel(dtype: DType): KernelSource {
+  if (dtype !== 'float32' && dtype !== 'float64')
+    throw new Error(`cuda adamw: expected float32 or float64 parameters, got ${dtype}`);
+  const T = C_TYPE[dtype];
+  const name = `ar1_adamw_${dtype}`;
+  const body = `extern "C" __global__ void ${name}(${T}* __restrict__ p, const ${T}* __restrict__ g, ${T}* __restrict__ m, ${T}* __restrict__ v, long long n, double lr, double beta1, double beta2, double eps, double decay, double c1, double c2) {
+  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) {
+    double gi = g[i];
+    double mi = beta1 * (double)m[i] + (1.0 - beta1) * gi;
+    double vi = beta2 * (double)v[i] + (1.0 - beta2) * gi * gi;
+    m[i] = (${T})mi;
+    v[i] = (${T})vi;
+    double pi = (double)p[i] * (1.0 - lr * decay);
+    p[i] = (${T})(pi - (lr * (mi / c1)) / (sqrt(vi / c2) + eps));
+  }
+}`;
+  return source(name, body);
+}

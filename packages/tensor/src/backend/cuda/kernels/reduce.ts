@@ -1,0 +1,144 @@
+/**
+ * Reductions over any set of axes of a strided view. The host splits the axes into kept (outer) and
+ * reduced (inner) walks, as the CPU backend does; each output element reduces its inner block. Two
+ * shapes of launch: a block per output (threads stride over the inner block, then warp shuffles and
+ * shared memory combine) when the inner block is long, a thread per output when it is short.
+ */
+import type { DType } from '../../../dtype.js';
+import type { ReduceOp } from '../../backend.js';
+import { C_TYPE, type IndexBits, type KernelSource, indexType, isFloatType, source } from './common.js';
+
+export type ReduceMode = 'block' | 'thread';
+export const REDUCE_THREADS = 256;
+
+export interface ReduceSpec {
+  op: ReduceOp;
+  input: DType;
+  output: DType;
+  outerRank: number;
+  innerRank: number;
+  mode: ReduceMode;
+  bits: IndexBits;
+}
+
+/** Accumulator type: float sums stay in the input precision; integers and bools count in int. */
+function accType(input: DType): string {
+  return isFloatType(input) ? C_TYPE[input] : 'int';
+}
+
+function walk(rank: number, prefix: string, idx: string, index: string): string {
+  const lines = [`${idx} rem_${prefix} = ${index}; ${idx} off_${prefix} = 0;`];
+  for (let d = rank - 1; d >= 0; d--) {
+    if (d === 0) lines.push(`off_${prefix} += rem_${prefix} * (${idx})${prefix}St.v[0];`);
+    else
+      lines.push(
+        `{ ${idx} n = (${idx})${prefix}Shape.v[${d}]; off_${prefix} += (rem_${prefix} % n) * (${idx})${prefix}St.v[${d}]; rem_${prefix} /= n; }`,
+      );
+  }
+  return lines.join('\n  ');
+}
+
+/** The identity and the combine step as C, for value reductions (sum, prod, max, min). */
+function valueOps(op: ReduceOp, input: DType): { init: string; combine: string } {
+  const A = accType(input);
+  const float = isFloatType(input);
+  const inf = input === 'float32' ? 'ar1_inf_f()' : 'ar1_inf_d()';
+  switch (op) {
+    case 'sum':
+      return { init: `(${A})0`, combine: float ? 'a + b' : '(int)((unsigned int)a + (unsigned int)b)' };
+    case 'prod':
+      return { init: `(${A})1`, combine: float ? 'a * b' : '(int)((unsigned int)a * (unsigned int)b)' };
+    case 'max':
+      return {
+        init: float ? `-${inf}` : input === 'bool' ? '0' : '(-2147483647 - 1)',
+        // NaN propagates: once either side is NaN, the result is NaN.
+        combine: float ? '(a != a ? a : (b != b ? b : (b > a ? b : a)))' : '(b > a ? b : a)',
+      };
+    case 'min':
+      return {
+        init: float ? inf : input === 'bool' ? '1' : '2147483647',
+        combine: float ? '(a != a ? a : (b != b ? b : (b < a ? b : a)))' : '(b < a ? b : a)',
+      };
+    default:
+      throw new Error(`cuda reduce: ${op} is not a value reduction`);
+  }
+}
+
+/**
+ * Arg-reductions combine (value, index) pairs so that the result is the CPU backend's sequential answer:
+ * the first index of the best value; NaNs are never chosen, except a NaN at index 0, which nothing beats.
+ */
+function argOps(op: ReduceOp, input: DType): string {
+  const T = accType(input);
+  const better = op === 'argmax' ? '>' : '<';
+  return `struct ArgPair { ${T} v; long long i; };
+__device__ __forceinline__ ArgPair ar1_arg_combine(ArgPair a, ArgPair b) {
+  if (a.i < 0) return b;
+  if (b.i < 0) return a;
+  if (a.i == 0 && a.v != a.v) return a;
+  if (b.i == 0 && b.v != b.v) return b;
+  if (a.v != a.v) return b;
+  if (b.v != b.v) return a;
+  if (b.v ${better} a.v) return b;
+  if (a.v ${better} b.v) return a;
+  return a.i < b.i ? a : b;
+}`;
+}
+
+export function reduceKernel(spec: ReduceSpec): KernelSource {
+  const { op, input, output, outerRank, innerRank, mode, bits } = spec;
+  const name = `ar1_reduce_${op}_${input}_${output}_o${outerRank}_i${innerRank}_${mode}_i${bits}`;
+  const idx = indexType(bits);
+  const T = C_TYPE[input];
+  const O = C_TYPE[output];
+  const arg = op === 'argmax' || op === 'argmin';
+  const A = arg ? 'ArgPair' : accType(input);
+  const helpers = arg
+    ? argOps(op, input)
+    : `__device__ __forceinline__ ${A} ar1_combine(${A} a, ${A} b) { return ${valueOps(op, input).combine}; }`;
+  const combine = arg ? 'ar1_arg_combine' : 'ar1_combine';
+  const init = arg ? `ArgPair{(${accType(input)})0, -1}` : valueOps(op, input).init;
+  const load = arg ? `ArgPair{(${accType(input)})x[base + off_in], (long long)j}` : `(${A})x[base + off_in]`;
+  const result = arg ? '(int)(acc.i < 0 ? 0 : acc.i)' : `(${O})acc`;
+  const params = `${O}* __restrict__ out, const ${T}* __restrict__ x, long long nOuter, long long nInner, Dims outShape, Dims outSt, Dims inShape, Dims inSt`;
+  // Shuffling a struct: move its fields one by one.
+  const shuffle = arg
+    ? `ArgPair o; o.v = __shfl_down_sync(0xffffffffu, acc.v, s); o.i = __shfl_down_sync(0xffffffffu, acc.i, s); acc = ${combine}(acc, o);`
+    : `acc = ${combine}(acc, __shfl_down_sync(0xffffffffu, acc, s));`;
+  const perOutput =
+    mode === 'thread'
+      ? `for (${idx} r = (${idx})(blockIdx.x * blockDim.x + threadIdx.x); r < (${idx})nOuter; r += (${idx})(gridDim.x * blockDim.x)) {
+  ${walk(outerRank, 'out', idx, 'r')}
+  ${idx} base = off_out;
+  ${A} acc = ${init};
+  for (${idx} j = 0; j < (${idx})nInner; j++) {
+    ${walk(innerRank, 'in', idx, 'j').replace(/\n/g, '\n    ')}
+    acc = ${combine}(acc, ${load});
+  }
+  out[r] = ${result};
+}`
+      : `__shared__ ${A} partial[${REDUCE_THREADS / 32}];
+for (${idx} r = (${idx})blockIdx.x; r < (${idx})nOuter; r += (${idx})gridDim.x) {
+  ${walk(outerRank, 'out', idx, 'r')}
+  ${idx} base = off_out;
+  ${A} acc = ${init};
+  for (${idx} j = (${idx})threadIdx.x; j < (${idx})nInner; j += (${idx})blockDim.x) {
+    ${walk(innerRank, 'in', idx, 'j').replace(/\n/g, '\n    ')}
+    acc = ${combine}(acc, ${load});
+  }
+  for (int s = 16; s > 0; s >>= 1) { ${shuffle} }
+  if ((threadIdx.x & 31) == 0) partial[threadIdx.x >> 5] = acc;
+  __syncthreads();
+  if (threadIdx.x < 32) {
+    acc = threadIdx.x < (blockDim.x >> 5) ? partial[threadIdx.x] : ${init};
+    for (int s = 16; s > 0; s >>= 1) { ${shuffle} }
+    if (threadIdx.x == 0) out[r] = ${result};
+  }
+  __syncthreads();
+}`;
+  const body = `${helpers}
+extern "C" __global__ void __launch_bounds__(${REDUCE_THREADS}) ${name}(${params}) {
+${perOutput}
+}`;
+  return source(name, body);
+}
