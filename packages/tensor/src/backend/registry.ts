@@ -5,7 +5,10 @@ import type { Backend, KernelName, Kernels } from './backend.js';
 type BackendFactory = () => Backend | Promise<Backend>;
 
 const ready = new Map<string, Backend>([['cpu', createCpuBackend()]]);
-const factories = new Map<string, BackendFactory>();
+const factories = new Map<string, BackendFactory>([
+  // Loaded on first initBackend('webgpu') only: CPU-only users never load the GPU code or its bindings.
+  ['webgpu', async () => (await import('./webgpu/index.js')).createWebGpuBackend()],
+]);
 let defaultDevice = 'cpu';
 
 /** Registers a backend, or a factory that creates it on the first `initBackend(name)`. */

@@ -1,0 +1,159 @@
+/// <reference types="@webgpu/types" />
+/**
+ * The WebGPU backend: storage in pooled GPUBuffers, kernels as hand-written WGSL (kernels/<family>.ts), work
+ * batched into command encoders (queue.ts). Reads are asynchronous (`await tensor.data()`); there is no
+ * readSync, because waiting for a GPU synchronously is not honest in JavaScript.
+ */
+import type { DType, TypedArray } from '../../dtype.js';
+import type { Backend, Kernels, Storage } from '../backend.js';
+import { BufferPool, GPU_BYTES, type GpuStorage, USAGE, checkDtype } from './buffers.js';
+import { type GpuContext, type WebGpuOptions, requestGpu } from './device.js';
+import { attention, attentionBackward } from './kernels/attention.js';
+import { binary, copy, fill, unary, where } from './kernels/elementwise.js';
+import { gather, scatterAdd } from './kernels/indexing.js';
+import { matmul } from './kernels/matmul.js';
+import { layerNorm, layerNormBackward, rmsNorm, rmsNormBackward } from './kernels/norms.js';
+import { adamw } from './kernels/optim.js';
+import { random } from './kernels/random.js';
+import { reduce } from './kernels/reduce.js';
+import { logprobs, logprobsBackward, softmax, softmaxBackward } from './kernels/softmax.js';
+import { GpuQueue } from './queue.js';
+
+export type { WebGpuOptions } from './device.js';
+
+export interface WebGpuMemory {
+  /** Bytes of every GPU buffer this backend holds (live tensors plus the reuse pool). */
+  allocatedBytes: number;
+  /** Bytes held by live storages (by size class, so ≥ the tensors' own bytes). */
+  inUseBytes: number;
+  pooledBytes: number;
+  buffers: number;
+}
+
+export interface WebGpuBackend extends Backend {
+  /** The adapter in words (vendor, architecture, description), e.g. for benchmark tables. */
+  readonly adapter: string;
+  readonly features: ReadonlySet<string>;
+  memoryInfo(): WebGpuMemory;
+  /** Destroys pooled buffers that no tensor holds. */
+  trim(): void;
+  /** Dispatch/submit/pipeline counters. */
+  readonly stats: { dispatches: number; submits: number; pipelines: number };
+}
+
+/** With the command queue exposed, for this package's tests. */
+export interface WebGpuBackendInternal extends WebGpuBackend {
+  readonly queue: GpuQueue;
+}
+
+/** Widens a bool storage's bytes to the u32 words the GPU keeps, and back. */
+function toGpuWords(data: TypedArray): ArrayBufferView {
+  return data instanceof Uint8Array ? Uint32Array.from(data) : data;
+}
+
+function fromGpuWords(dtype: DType, bytes: ArrayBuffer, size: number): TypedArray {
+  if (dtype === 'float32') return new Float32Array(bytes, 0, size).slice();
+  if (dtype === 'int32') return new Int32Array(bytes, 0, size).slice();
+  return Uint8Array.from(new Uint32Array(bytes, 0, size));
+}
+
+export function createWebGpuBackendFromContext(ctx: GpuContext, name = 'webgpu'): WebGpuBackendInternal {
+  const { device } = ctx;
+  const pool = new BufferPool(device, Number(device.limits.maxStorageBufferBindingSize), name);
+  const queue = new GpuQueue(device, pool);
+  const kernels: Kernels = {
+    fill: (out, value) => fill(queue, out, value),
+    copy: (src, dst) => copy(queue, src, dst),
+    unary: (op, x, out) => unary(queue, op, x, out),
+    binary: (op, a, b, out) => binary(queue, op, a, b, out),
+    where: (c, a, b, out) => where(queue, c, a, b, out),
+    reduce: (op, x, axes, out) => reduce(queue, op, x, axes, out),
+    matmul: (a, b, out) => matmul(queue, a, b, out),
+    gather: (x, dim, index, out) => gather(queue, x, dim, index, out),
+    scatterAdd: (dst, dim, index, src) => scatterAdd(queue, dst, dim, index, src),
+    softmax: (x, out, log) => softmax(queue, x, out, log),
+    softmaxBackward: (y, dy, dx, log) => softmaxBackward(queue, y, dy, dx, log),
+    logprobs: (logits, targets, out, lse) => logprobs(queue, logits, targets, out, lse),
+    logprobsBackward: (logits, targets, lse, grad, dlogits) =>
+      logprobsBackward(queue, logits, targets, lse, grad, dlogits),
+    layerNorm: (args) => layerNorm(queue, args),
+    layerNormBackward: (args) => layerNormBackward(queue, args),
+    rmsNorm: (args) => rmsNorm(queue, args),
+    rmsNormBackward: (args) => rmsNormBackward(queue, args),
+    attention: (args) => attention(queue, args),
+    attentionBackward: (args) => attentionBackward(queue, args),
+    adamw: (args) => adamw(queue, args),
+    random: (out, args) => random(queue, out, args),
+  };
+  return {
+    name,
+    adapter: ctx.description,
+    features: ctx.features,
+    kernels,
+    queue,
+    stats: queue.stats,
+    alloc(dtype: DType, size: number): Storage {
+      checkDtype('alloc', dtype);
+      queue.throwIfFailed();
+      queue.openScopes();
+      return pool.acquire(dtype, size);
+    },
+    free(storage: Storage): void {
+      queue.release(storage as GpuStorage);
+    },
+    write(storage: Storage, data: TypedArray, offset = 0): void {
+      const s = storage as GpuStorage;
+      if (data.length + offset > s.size)
+        throw new Error(
+          `webgpu write: ${data.length} elements at offset ${offset} overflow a storage of ${s.size}`,
+        );
+      // queue.writeBuffer runs before any unsubmitted dispatch: submit those that use this buffer first.
+      if (queue.isPending(s.buffer)) queue.flush();
+      queue.openScopes();
+      const words = toGpuWords(data);
+      device.queue.writeBuffer(
+        s.buffer,
+        offset * GPU_BYTES,
+        words.buffer,
+        words.byteOffset,
+        data.length * GPU_BYTES,
+      );
+    },
+    async read(storage: Storage): Promise<TypedArray> {
+      const s = storage as GpuStorage;
+      const bytes = Math.max(GPU_BYTES, s.size * GPU_BYTES);
+      const staging = device.createBuffer({
+        size: bytes,
+        usage: USAGE.MAP_READ | USAGE.COPY_DST,
+        label: 'readback',
+      });
+      try {
+        queue.copy(s.buffer, staging, bytes);
+        await queue.check();
+        await staging.mapAsync(1 /* GPUMapMode.READ */);
+        return fromGpuWords(s.dtype, staging.getMappedRange().slice(0), s.size);
+      } finally {
+        staging.destroy();
+      }
+    },
+    sync: () => queue.sync(),
+    memoryInfo: () => ({
+      allocatedBytes: pool.allocatedBytes,
+      inUseBytes: pool.inUseBytes,
+      pooledBytes: pool.pooledBytes,
+      buffers: pool.buffers,
+    }),
+    trim: () => {
+      queue.flush();
+      pool.trim();
+    },
+  };
+}
+
+/** Creates the backend on the best adapter available (see device.ts); register it with `registerBackend`. */
+export async function createWebGpuBackend(
+  options: WebGpuOptions = {},
+  name = 'webgpu',
+): Promise<WebGpuBackendInternal> {
+  return createWebGpuBackendFromContext(await requestGpu(options), name);
+}

@@ -1,0 +1,191 @@
+/**
+ * Batched matmul over strided operands (transposed and broadcast views need no copy: their strides are
+ * parameters). Main path: 64×64 output tiles per 256-thread workgroup, K in steps of 16 staged through
+ * workgroup memory, each thread accumulating a 4×4 register block; when an operand's rows are contiguous
+ * and 4-aligned it is read as vec4. M = 1 (decoding) takes a matrix-vector kernel instead, which would
+ * otherwise waste 63 of 64 tile rows.
+ */
+import type { View } from '../../backend.js';
+import type { GpuStorage } from '../buffers.js';
+import { Params, grid, type GpuQueue } from '../queue.js';
+import { PARAMS, buffer, collapse, sizeOfShape, storageType } from '../wgsl.js';
+
+const TM = 64;
+const TN = 64;
+const TK = 16;
+
+/** Words: M, N, K, a_off, sa_m, sa_k, b_off, sb_k, sb_n, batches, then batch shape, a strides, b strides. */
+function batchOffsets(rb: number): string {
+  const lines = [
+    'fn batch_offsets(batch: u32) -> vec2<i32> {',
+    '  var rest = batch;',
+    '  var o = vec2<i32>(pi(3u), pi(6u));',
+  ];
+  for (let d = rb - 1; d >= 0; d--) {
+    lines.push(
+      `  { let dim = pu(${10 + d}u); let c = i32(rest % dim); rest = rest / dim; o += c * vec2<i32>(pi(${10 + rb + d}u), pi(${10 + 2 * rb + d}u)); }`,
+    );
+  }
+  lines.push('  return o;', '}');
+  return lines.join('\n');
+}
+
+function tiledSource(t: string, rb: number, vecA: boolean, vecB: boolean): string {
+  const zero = t === 'f32' ? '0.0' : '0';
+  // With vec4 reads an operand is bound as array<vec4>; element e is word e/4, lane e%4.
+  const aDecl = vecA
+    ? `@group(0) @binding(1) var<storage, read> a4: array<vec4<${t}>>;`
+    : buffer(1, 'a', t === 'f32' ? 'float32' : 'int32');
+  const bDecl = vecB
+    ? `@group(0) @binding(2) var<storage, read> b4: array<vec4<${t}>>;`
+    : buffer(2, 'b', t === 'f32' ? 'float32' : 'int32');
+  // A tile: 64 rows × 16 k. Scalar: each thread loads 4 elements; vec4: one vec4 along k per thread.
+  const loadA = vecA
+    ? `{
+      let r = lid.y * 4u + lid.x / 4u; let kq = (lid.x % 4u) * 4u;
+      let row = m0 + r; let k = k0 + kq;
+      var v = vec4<${t}>(${zero});
+      if (row < M && k < K) { v = a4[u32(ao + i32(row) * sam + i32(k)) / 4u]; }
+      As[kq][r] = v.x; As[kq + 1u][r] = v.y; As[kq + 2u][r] = v.z; As[kq + 3u][r] = v.w;
+    }`
+    : `for (var q = 0u; q < 4u; q++) {
+      let e = q * 256u + lid.y * 16u + lid.x; let r = e / 16u; let kk = e % 16u;
+      let row = m0 + r; let k = k0 + kk;
+      var v = ${zero};
+      if (row < M && k < K) { v = a[u32(ao + i32(row) * sam + i32(k) * sak)]; }
+      As[kk][r] = v;
+    }`;
+  // B tile: 16 k × 64 columns.
+  const loadB = vecB
+    ? `{
+      let kk = lid.y; let cq = lid.x * 4u;
+      let k = k0 + kk; let col = n0 + cq;
+      var v = vec4<${t}>(${zero});
+      if (k < K && col < N) { v = b4[u32(bo + i32(k) * sbk + i32(col)) / 4u]; }
+      Bs[kk][cq] = v.x; Bs[kk][cq + 1u] = v.y; Bs[kk][cq + 2u] = v.z; Bs[kk][cq + 3u] = v.w;
+    }`
+    : `for (var q = 0u; q < 4u; q++) {
+      let e = q * 256u + lid.y * 16u + lid.x; let kk = e / 64u; let c = e % 64u;
+      let k = k0 + kk; let col = n0 + c;
+      var v = ${zero};
+      if (k < K && col < N) { v = b[u32(bo + i32(k) * sbk + i32(col) * sbn)]; }
+      Bs[kk][c] = v;
+    }`;
+  return `${PARAMS}
+${aDecl}
+${bDecl}
+@group(0) @binding(3) var<storage, read_write> out: array<${t}>;
+var<workgroup> As: array<array<${t}, ${TM}>, ${TK}>;
+var<workgroup> Bs: array<array<${t}, ${TN}>, ${TK}>;
+${batchOffsets(rb)}
+@compute @workgroup_size(16, 16)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {
+  let M = pu(0u); let N = pu(1u); let K = pu(2u);
+  let sam = pi(4u); let sak = pi(5u); let sbk = pi(7u); let sbn = pi(8u);
+  let mTiles = (M + ${TM - 1}u) / ${TM}u;
+  let yz = wid.y + wid.z * nwg.y;
+  let batch = yz / mTiles;
+  if (batch >= pu(9u)) { return; }
+  let m0 = (yz % mTiles) * ${TM}u;
+  let n0 = wid.x * ${TN}u;
+  let offs = batch_offsets(batch);
+  let ao = offs.x; let bo = offs.y;
+  var acc: array<vec4<${t}>, 4>;
+  for (var i = 0u; i < 4u; i++) { acc[i] = vec4<${t}>(${zero}); }
+  for (var k0 = 0u; k0 < K; k0 += ${TK}u) {
+    ${loadA}
+    ${loadB}
+    workgroupBarrier();
+    for (var kk = 0u; kk < ${TK}u; kk++) {
+      let bv = vec4<${t}>(Bs[kk][lid.x * 4u], Bs[kk][lid.x * 4u + 1u], Bs[kk][lid.x * 4u + 2u], Bs[kk][lid.x * 4u + 3u]);
+      for (var i = 0u; i < 4u; i++) { acc[i] += As[kk][lid.y * 4u + i] * bv; }
+    }
+    workgroupBarrier();
+  }
+  let ob = batch * M * N;
+  for (var i = 0u; i < 4u; i++) {
+    let row = m0 + lid.y * 4u + i;
+    if (row >= M) { break; }
+    for (var j = 0u; j < 4u; j++) {
+      let col = n0 + lid.x * 4u + j;
+      if (col < N) { out[ob + row * N + col] = acc[i][j]; }
+    }
+  }
+}`;
+}
+
+/** One output column per thread; the row of A is staged through workgroup memory 256 values at a time. */
+function gemvSource(t: string, rb: number): string {
+  const zero = t === 'f32' ? '0.0' : '0';
+  const dt = t === 'f32' ? 'float32' : 'int32';
+  return `${PARAMS}
+${buffer(1, 'a', dt)}
+${buffer(2, 'b', dt)}
+${buffer(3, 'out', dt, true)}
+var<workgroup> av: array<${t}, 256>;
+${batchOffsets(rb)}
+@compute @workgroup_size(256)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {
+  let N = pu(1u); let K = pu(2u);
+  let sak = pi(5u); let sbk = pi(7u); let sbn = pi(8u);
+  let batch = wid.y;
+  let offs = batch_offsets(batch);
+  let col = wid.x * 256u + lid.x;
+  var acc = ${zero};
+  for (var k0 = 0u; k0 < K; k0 += 256u) {
+    let k = k0 + lid.x;
+    av[lid.x] = select(${zero}, a[u32(offs.x + i32(min(k, K - 1u)) * sak)], k < K);
+    workgroupBarrier();
+    if (col < N) {
+      let kEnd = min(256u, K - k0);
+      for (var kk = 0u; kk < kEnd; kk++) { acc += av[kk] * b[u32(offs.y + i32(k0 + kk) * sbk + i32(col) * sbn)]; }
+    }
+    workgroupBarrier();
+  }
+  if (col < N) { out[batch * N + col] = acc; }
+}`;
+}
+
+export function matmul(queue: GpuQueue, a: View, b: View, out: View): void {
+  const rank = out.shape.length;
+  const M = out.shape[rank - 2];
+  const N = out.shape[rank - 1];
+  const K = a.shape[rank - 1];
+  const batchShape = out.shape.slice(0, rank - 2);
+  const batches = sizeOfShape(batchShape);
+  if (batches * M * N === 0) return;
+  const t = storageType(a.dtype);
+  if (t === 'u32') throw new Error('webgpu matmul: bool operands must be cast first');
+  const walk = collapse(batchShape, [a.strides.slice(0, rank - 2), b.strides.slice(0, rank - 2)]);
+  const rb = walk.shape.length;
+  const [sam, sak] = [a.strides[rank - 2], a.strides[rank - 1]];
+  const [sbk, sbn] = [b.strides[rank - 2], b.strides[rank - 1]];
+  const params = new Params()
+    .u32(M, N, K)
+    .i32s(a.offset, sam, sak, b.offset, sbk, sbn)
+    .u32(batches)
+    .i32s(...walk.shape, ...walk.strides[0], ...walk.strides[1]);
+  const bindings = [
+    { storage: a.storage as GpuStorage },
+    { storage: b.storage as GpuStorage },
+    { storage: out.storage as GpuStorage, write: true },
+  ];
+  const label = `matmul ${a.dtype}[${a.shape}] @ [${b.shape}]`;
+  if (M === 1 && batches <= 65535) {
+    const pipeline = queue.pipeline(`gemv|${t}|${rb}`, () => gemvSource(t, rb));
+    queue.dispatch(label, pipeline, bindings, params, [Math.ceil(N / 256), batches]);
+    return;
+  }
+  // vec4 reads need 4-aligned contiguous rows at every batch offset (batch strides multiples of 4 too).
+  const aligned = (off: number, rowStride: number, unit: number, len: number, batchStrides: number[]) =>
+    unit === 1 &&
+    off % 4 === 0 &&
+    rowStride % 4 === 0 &&
+    len % 4 === 0 &&
+    batchStrides.every((s) => s % 4 === 0);
+  const vecA = aligned(a.offset, sam, sak, K, walk.strides[0]) && M > 1;
+  const vecB = aligned(b.offset, sbk, sbn, N, walk.strides[1]);
+  const pipeline = queue.pipeline(`matmul|${t}|${rb}|${vecA}|${vecB}`, () => tiledSource(t, rb, vecA, vecB));
+  const [y, z] = grid(Math.ceil(M / TM) * batches);
+  queue.dispatch(label, pipeline, bindings, params, [Math.ceil(N / TN), y, z]);
+}

@@ -1,0 +1,198 @@
+/**
+ * Fused softmax / log-softmax, their backward, and logprobs (log_softmax gathered at the targets) with its
+ * backward, on contiguous rows. Forward kernels read each row once for the max and the sum together (the
+ * online-softmax pair) and once more to write; logprobs writes only one value and the log-sum-exp per row,
+ * never the log-softmax itself.
+ */
+import type { View } from '../../backend.js';
+import type { GpuStorage } from '../buffers.js';
+import { Params, grid, type GpuQueue } from '../queue.js';
+import { GROUP_BUILTINS, INF, LINEAR_GROUP, PARAMS, buffer, sizeOfShape } from '../wgsl.js';
+import { onlineReducer, rowThreads, rowsOf, sumReducer } from './rows.js';
+
+function checkFloat(kernel: string, ...views: View[]): void {
+  for (const v of views)
+    if (v.dtype !== 'float32')
+      throw new Error(`webgpu ${kernel}: expected float32, got ${v.dtype} of shape [${v.shape}]`);
+}
+
+const ROW_START = `${LINEAR_GROUP}
+  let row = group;
+  if (row >= pu(0u)) { return; }
+  let W = pu(1u);`;
+
+export function softmax(queue: GpuQueue, x: View, out: View, log: boolean): void {
+  checkFloat('softmax', x);
+  const [rows, width] = rowsOf(x.shape);
+  if (rows === 0) return;
+  const wg = rowThreads(width);
+  const write = log ? 'v - lse' : 'exp(v - lse)';
+  const pipeline = queue.pipeline(
+    `softmax|${log}|${wg}`,
+    () => `${PARAMS}
+${buffer(1, 'x', 'float32')}
+${buffer(2, 'out', 'float32', true)}
+${onlineReducer(wg)}
+@compute @workgroup_size(${wg})
+fn main(${GROUP_BUILTINS}) {
+  ${ROW_START}
+  let xb = pu(2u) + row * W;
+  let ob = row * W;
+  var p = vec2<f32>(neg_inf(), 0.0);
+  for (var j = lid.x; j < W; j += ${wg}u) { p = online_add(p, x[xb + j]); }
+  let lse = lse_of(red_lse(p, lid.x));
+  for (var j = lid.x; j < W; j += ${wg}u) { let v = x[xb + j]; out[ob + j] = ${write}; }
+}`,
+  );
+  const params = new Params().u32(rows, width, x.offset);
+  queue.dispatch(
+    `${log ? 'logSoftmax' : 'softmax'} [${x.shape}]`,
+    pipeline,
+    [{ storage: x.storage as GpuStorage }, { storage: out.storage as GpuStorage, write: true }],
+    params,
+    grid(rows),
+  );
+}
+
+export function softmaxBackward(queue: GpuQueue, y: View, dy: View, dx: View, log: boolean): void {
+  checkFloat('softmaxBackward', y, dy);
+  const [rows, width] = rowsOf(y.shape);
+  if (rows === 0) return;
+  const wg = rowThreads(width);
+  // log-softmax: dx = dy - exp(y)·Σdy; softmax: dx = y·(dy - Σ dy·y).
+  const term = log ? 'g[gb + j]' : 'g[gb + j] * y[yb + j]';
+  const write = log ? 'g[gb + j] - exp(y[yb + j]) * dot' : 'y[yb + j] * (g[gb + j] - dot)';
+  const pipeline = queue.pipeline(
+    `softmaxBackward|${log}|${wg}`,
+    () => `${PARAMS}
+${buffer(1, 'y', 'float32')}
+${buffer(2, 'g', 'float32')}
+${buffer(3, 'dx', 'float32', true)}
+${sumReducer(wg)}
+@compute @workgroup_size(${wg})
+fn main(${GROUP_BUILTINS}) {
+  ${ROW_START}
+  let yb = pu(2u) + row * W;
+  let gb = pu(3u) + row * W;
+  var acc = 0.0;
+  for (var j = lid.x; j < W; j += ${wg}u) { acc += ${term}; }
+  let dot = red_sum(acc, lid.x);
+  for (var j = lid.x; j < W; j += ${wg}u) { dx[row * W + j] = ${write}; }
+}`,
+  );
+  queue.dispatch(
+    `${log ? 'logSoftmax' : 'softmax'}Backward [${y.shape}]`,
+    pipeline,
+    [
+      { storage: y.storage as GpuStorage },
+      { storage: dy.storage as GpuStorage },
+      { storage: dx.storage as GpuStorage, write: true },
+    ],
+    new Params().u32(rows, width, y.offset, dy.offset),
+    grid(rows),
+  );
+}
+
+export function logprobs(queue: GpuQueue, logits: View, targets: View, out: View, lse: View): void {
+  checkFloat('logprobs', logits);
+  const [rows, width] = rowsOf(logits.shape);
+  if (rows === 0) return;
+  const wg = rowThreads(width);
+  const pipeline = queue.pipeline(
+    `logprobs|${wg}`,
+    () => `${PARAMS}
+${buffer(1, 'x', 'float32')}
+${buffer(2, 'targets', 'int32')}
+${buffer(3, 'out', 'float32', true)}
+${buffer(4, 'lse', 'float32', true)}
+@group(0) @binding(5) var<storage, read_write> status: array<atomic<i32>, 4>;
+${onlineReducer(wg)}
+@compute @workgroup_size(${wg})
+fn main(${GROUP_BUILTINS}) {
+  ${ROW_START}
+  let xb = pu(2u) + row * W;
+  var p = vec2<f32>(neg_inf(), 0.0);
+  for (var j = lid.x; j < W; j += ${wg}u) { p = online_add(p, x[xb + j]); }
+  let z = lse_of(red_lse(p, lid.x));
+  if (lid.x == 0u) {
+    let t = targets[pu(3u) + row];
+    lse[row] = z;
+    if (t < 0 || u32(t) >= W) {
+      atomicStore(&status[0], pi(4u)); atomicStore(&status[1], t);
+      out[row] = 0.0;
+    } else {
+      out[row] = x[xb + u32(t)] - z;
+    }
+  }
+}`,
+  );
+  const code = queue.validationCode(
+    `logprobs: a target is out of range [0, ${width}) (logits [${logits.shape}])`,
+  );
+  queue.dispatch(
+    `logprobs [${logits.shape}]`,
+    pipeline,
+    [
+      { storage: logits.storage as GpuStorage },
+      { storage: targets.storage as GpuStorage },
+      { storage: out.storage as GpuStorage, write: true },
+      { storage: lse.storage as GpuStorage, write: true },
+      { storage: queue.status, write: true },
+    ],
+    new Params().u32(rows, width, logits.offset, targets.offset).i32s(code),
+    grid(rows),
+  );
+}
+
+const WG = 256;
+
+/** dlogits = grad·(onehot(target) − softmax): elementwise given the saved log-sum-exp, no reduction needed. */
+export function logprobsBackward(
+  queue: GpuQueue,
+  logits: View,
+  targets: View,
+  lse: View,
+  grad: View,
+  dlogits: View,
+): void {
+  checkFloat('logprobsBackward', logits, grad);
+  const n = sizeOfShape(logits.shape);
+  if (n === 0) return;
+  const [, width] = rowsOf(logits.shape);
+  const pipeline = queue.pipeline(
+    'logprobsBackward',
+    () => `${PARAMS}
+${buffer(1, 'x', 'float32')}
+${buffer(2, 'targets', 'int32')}
+${buffer(3, 'lse', 'float32')}
+${buffer(4, 'g', 'float32')}
+${buffer(5, 'dx', 'float32', true)}
+${INF}
+@compute @workgroup_size(${WG})
+fn main(${GROUP_BUILTINS}) {
+  ${LINEAR_GROUP}
+  let i = group * ${WG}u + lid.x;
+  if (i >= pu(0u)) { return; }
+  let W = pu(1u);
+  let row = i / W;
+  let j = i % W;
+  let gr = g[pu(5u) + row];
+  var v = -gr * exp(x[pu(2u) + i] - lse[pu(4u) + row]);
+  if (targets[pu(3u) + row] == i32(j)) { v += gr; }
+  dx[i] = v;
+}`,
+  );
+  queue.dispatch(
+    `logprobsBackward [${logits.shape}]`,
+    pipeline,
+    [
+      { storage: logits.storage as GpuStorage },
+      { storage: targets.storage as GpuStorage },
+      { storage: lse.storage as GpuStorage },
+      { storage: grad.storage as GpuStorage },
+      { storage: dlogits.storage as GpuStorage, write: true },
+    ],
+    new Params().u32(n, width, logits.offset, targets.offset, lse.offset, grad.offset),
+    grid(Math.ceil(n / WG)),
+  );
+}
