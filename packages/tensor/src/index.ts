@@ -17,7 +17,12 @@ export {
   registerKernel,
 } from './backend/registry.js';
 export { createCpuBackend } from './backend/cpu/index.js';
-export { createWebGpuBackend, type WebGpuBackend, type WebGpuOptions, type WebGpuMemory } from './backend/webgpu/index.js';
+export {
+  createWebGpuBackend,
+  type WebGpuBackend,
+  type WebGpuOptions,
+  type WebGpuMemory,
+} from './backend/webgpu/index.js';
 export {
   enableWasmKernels,
   disableWasmKernels,
