@@ -17,11 +17,11 @@ const PROTOTYPES = {
     'int nvrtcCreateProgram(_Out_ void **program, const char *source, const char *name, int headers, void *headerSources, void *headerNames)',
   nvrtcCompileProgram: 'int nvrtcCompileProgram(void *program, int count, const char **options)',
   nvrtcGetProgramLogSize: 'int nvrtcGetProgramLogSize(void *program, _Out_ size_t *size)',
-  nvrtcGetProgramLog: 'int nvrtcGetProgramLog(void *program, _Out_ uint8_t *log)',
+  nvrtcGetProgramLog: 'int nvrtcGetProgramLog(void *program, uint8_t *log)',
   nvrtcGetCUBINSize: 'int nvrtcGetCUBINSize(void *program, _Out_ size_t *size)',
-  nvrtcGetCUBIN: 'int nvrtcGetCUBIN(void *program, _Out_ uint8_t *cubin)',
+  nvrtcGetCUBIN: 'int nvrtcGetCUBIN(void *program, uint8_t *cubin)',
   nvrtcGetPTXSize: 'int nvrtcGetPTXSize(void *program, _Out_ size_t *size)',
-  nvrtcGetPTX: 'int nvrtcGetPTX(void *program, _Out_ uint8_t *ptx)',
+  nvrtcGetPTX: 'int nvrtcGetPTX(void *program, uint8_t *ptx)',
   nvrtcDestroyProgram: 'int nvrtcDestroyProgram(_Inout_ void **program)',
 } as const;
 

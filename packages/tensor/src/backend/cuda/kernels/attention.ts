@@ -11,6 +11,9 @@
  * real D passed at launch; tiles are zero-padded beyond D, T and S.
  */
 import type { DType } from '../../../dtype.js';
+import type { AttentionArgs, AttentionBackwardArgs } from '../../backend.js';
+import type { KernelArg } from '../args.js';
+import { type Launcher, assertDense, ptrOf, ptrOrNull, sameDtype } from '../launcher.js';
 import { C_TYPE, type KernelSource, source } from './common.js';
 
 /** Threads per query row (forward, dQ) or per key row (dK/dV). */
@@ -317,4 +320,93 @@ export function attentionDkvKernel(dtype: DType, dmax: number): KernelSource {
   }
 }`;
   return source(name, body);
+}
+
+// ---- launchers ----
+
+const MAX_GRID_Y = 65535;
+
+function shapes(args: AttentionArgs | AttentionBackwardArgs) {
+  const [B, H, T, D] = args.q.shape;
+  const [, Hkv, S] = args.k.shape;
+  if (B * Math.max(H, Hkv) > MAX_GRID_Y)
+    throw new Error(`cuda attention: batch × heads = ${B * H} exceeds ${MAX_GRID_Y} blocks`);
+  return { B, H, Hkv, T, S, D, dmax: headBucket(D) };
+}
+
+function commonArgs(args: AttentionArgs | AttentionBackwardArgs, s: ReturnType<typeof shapes>): KernelArg[] {
+  return [
+    ['ptr', ptrOrNull(args.mask)],
+    ['dims', args.mask ? args.mask.strides : [0, 0, 0, 0]],
+    ['i32', s.H],
+    ['i32', s.Hkv],
+    ['i32', s.T],
+    ['i32', s.S],
+    ['i32', s.D],
+    ['f64', args.scale],
+    ['i32', args.causal ? 1 : 0],
+  ];
+}
+
+export function launchAttention(L: Launcher, args: AttentionArgs): void {
+  assertDense('attention', args.q, args.k, args.v);
+  sameDtype('attention', args.q, args.k, args.v, args.out);
+  const s = shapes(args);
+  if (s.B * s.H * s.T === 0) return;
+  const p = attentionTile('forward', args.q.dtype, s.dmax);
+  L.launch(attentionForwardKernel(args.q.dtype, s.dmax), [Math.ceil(s.T / p), s.B * s.H], p * TPR, [
+    ['ptr', ptrOf(args.out)],
+    ['ptr', ptrOf(args.lse)],
+    ['ptr', ptrOf(args.q)],
+    ['ptr', ptrOf(args.k)],
+    ['ptr', ptrOf(args.v)],
+    ...commonArgs(args, s),
+  ]);
+}
+
+export function launchAttentionBackward(L: Launcher, args: AttentionBackwardArgs): void {
+  assertDense('attentionBackward', args.q, args.k, args.v, args.out, args.dout, args.lse);
+  sameDtype('attentionBackward', args.q, args.k, args.v, args.out, args.dout, args.dq, args.dk, args.dv);
+  const s = shapes(args);
+  const dtype = args.q.dtype;
+  const elem = dtype === 'float64' ? 8 : 4;
+  const rows = s.B * s.H * s.T;
+  if (rows === 0) {
+    // No query rows: every key and value gradient is zero.
+    L.zero(ptrOf(args.dk), s.B * s.Hkv * s.S * s.D * elem);
+    L.zero(ptrOf(args.dv), s.B * s.Hkv * s.S * s.D * elem);
+    return;
+  }
+  const delta = L.scratch(rows * elem);
+  try {
+    L.launch(attentionDeltaKernel(dtype), [Math.ceil((rows * 32) / 256)], 256, [
+      ['ptr', delta.ptr],
+      ['ptr', ptrOf(args.out)],
+      ['ptr', ptrOf(args.dout)],
+      ['i64', rows],
+      ['i32', s.D],
+    ]);
+    const inputs: KernelArg[] = [
+      ['ptr', ptrOf(args.q)],
+      ['ptr', ptrOf(args.k)],
+      ['ptr', ptrOf(args.v)],
+      ['ptr', ptrOf(args.dout)],
+      ['ptr', ptrOf(args.lse)],
+      ['ptr', delta.ptr],
+      ...commonArgs(args, s),
+    ];
+    const pq = attentionTile('dq', dtype, s.dmax);
+    L.launch(attentionDqKernel(dtype, s.dmax), [Math.ceil(s.T / pq), s.B * s.H], pq * TPR, [
+      ['ptr', ptrOf(args.dq)],
+      ...inputs,
+    ]);
+    const pk = attentionTile('dkv', dtype, s.dmax);
+    L.launch(attentionDkvKernel(dtype, s.dmax), [Math.ceil(s.S / pk), s.B * s.Hkv], pk * TPR, [
+      ['ptr', ptrOf(args.dk)],
+      ['ptr', ptrOf(args.dv)],
+      ...inputs,
+    ]);
+  } finally {
+    L.release(delta);
+  }
 }

@@ -5,7 +5,11 @@
  * CPU backend's definitions (cpu/elementwise.ts) case by case, NaN and integer wrap-around included.
  */
 import type { DType } from '../../../dtype.js';
-import type { BinaryOp, UnaryOp } from '../../backend.js';
+import { sizeOf } from '../../../shape.js';
+import type { BinaryOp, UnaryOp, View } from '../../backend.js';
+import type { KernelArg } from '../args.js';
+import { coalesce, extent, indexBitsFor } from '../coalesce.js';
+import { type Launcher, gridFor, ptrOf } from '../launcher.js';
 import {
   C_TYPE,
   type IndexBits,
@@ -249,4 +253,76 @@ export function fillKernel(dtype: DType, rank: number, bits: IndexBits): KernelS
     scalars: [scalar],
     expr: `(${C_TYPE[dtype]})value`,
   });
+}
+
+// ---- launchers ----
+
+const MAP_THREADS = 256;
+
+/** Launches a map kernel over `out`'s shape, with every operand's strides merged and padded alike. */
+function launchMap(
+  L: Launcher,
+  kernelFor: (rank: number, bits: IndexBits) => KernelSource,
+  out: View,
+  inputs: readonly View[],
+  scalars: readonly KernelArg[] = [],
+): void {
+  const n = sizeOf(out.shape);
+  if (n === 0) return;
+  const views = [out, ...inputs];
+  const walk = coalesce(
+    out.shape,
+    views.map((v) => v.strides),
+  );
+  const bits = indexBitsFor(
+    n,
+    views.map((v) => extent(v.shape, v.strides)),
+  );
+  const args: KernelArg[] = [
+    ['ptr', ptrOf(out)],
+    ['i64', n],
+    ['dims', walk.shape],
+    ['dims', walk.strides[0]],
+  ];
+  inputs.forEach((v, k) => {
+    args.push(['ptr', ptrOf(v)], ['dims', walk.strides[k + 1]]);
+  });
+  args.push(...scalars);
+  L.launch(kernelFor(walk.rank, bits), [gridFor(n, MAP_THREADS, L)], MAP_THREADS, args);
+}
+
+/** The fill value as the output dtype stores it (JavaScript typed-array conversion). */
+function fillScalar(dtype: DType, value: number): KernelArg {
+  if (dtype === 'float64') return ['f64', value];
+  if (dtype === 'float32') return ['f32', value];
+  return ['i32', dtype === 'bool' ? (value | 0) & 255 : value | 0];
+}
+
+export function launchFill(L: Launcher, out: View, value: number): void {
+  launchMap(L, (rank, bits) => fillKernel(out.dtype, rank, bits), out, [], [fillScalar(out.dtype, value)]);
+}
+
+export function launchCopy(L: Launcher, src: View, dst: View): void {
+  launchMap(L, (rank, bits) => copyKernel(src.dtype, dst.dtype, rank, bits), dst, [src]);
+}
+
+export function launchUnary(L: Launcher, op: UnaryOp, x: View, out: View): void {
+  if (x.dtype !== out.dtype)
+    throw new Error(`cuda unary: ${op} writes its input's dtype (${x.dtype}), not ${out.dtype}`);
+  launchMap(L, (rank, bits) => unaryKernel(op, x.dtype, rank, bits), out, [x]);
+}
+
+export function launchBinary(L: Launcher, op: BinaryOp, a: View, b: View, out: View): void {
+  if (a.dtype !== b.dtype)
+    throw new Error(`cuda binary: ${op} operands must share one dtype (${a.dtype} vs ${b.dtype})`);
+  launchMap(L, (rank, bits) => binaryKernel(op, a.dtype, rank, bits), out, [a, b]);
+}
+
+export function launchWhere(L: Launcher, cond: View, a: View, b: View, out: View): void {
+  if (cond.dtype !== 'bool') throw new Error(`cuda where: the condition must be bool, got ${cond.dtype}`);
+  if (a.dtype !== out.dtype || b.dtype !== out.dtype)
+    throw new Error(
+      `cuda where: branches (${a.dtype}, ${b.dtype}) must have the output's dtype ${out.dtype}`,
+    );
+  launchMap(L, (rank, bits) => whereKernel(out.dtype, rank, bits), out, [cond, a, b]);
 }

@@ -5,6 +5,10 @@
  * reads back (and throws on) at the next read or sync.
  */
 import type { DType } from '../../../dtype.js';
+import { sizeOf } from '../../../shape.js';
+import type { View } from '../../backend.js';
+import { coalesce, extent, indexBitsFor } from '../coalesce.js';
+import { type Launcher, gridFor, ptrOf } from '../launcher.js';
 import { C_TYPE, type IndexBits, type KernelSource, indexType, source, stridedOffsets } from './common.js';
 
 /** Codes written to the device error word; the backend turns them into messages (see errors.ts). */
@@ -43,4 +47,61 @@ export function scatterAddKernel(dtype: DType, rank: number, bits: IndexBits): K
   }
 }`;
   return source(name, body);
+}
+
+// ---- launchers ----
+
+const THREADS = 256;
+
+/** The target's strides with the indexed axis zeroed: the index supplies that coordinate. */
+function besideDim(v: View, dim: number): number[] {
+  return v.strides.map((s, i) => (i === dim ? 0 : s));
+}
+
+export function launchGather(L: Launcher, x: View, dim: number, index: View, out: View): void {
+  if (index.dtype !== 'int32') throw new Error(`cuda gather: the index must be int32, got ${index.dtype}`);
+  const n = sizeOf(index.shape);
+  if (n === 0) return;
+  const xs = besideDim(x, dim);
+  const walk = coalesce(index.shape, [xs, index.strides]);
+  const bits = indexBitsFor(n, [extent(x.shape, x.strides), extent(index.shape, index.strides)]);
+  L.launch(gatherKernel(x.dtype, walk.rank, bits), [gridFor(n, THREADS, L)], THREADS, [
+    ['ptr', ptrOf(out)],
+    ['ptr', ptrOf(x)],
+    ['ptr', ptrOf(index)],
+    ['i64', n],
+    ['dims', walk.shape],
+    ['dims', walk.strides[0]],
+    ['dims', walk.strides[1]],
+    ['i64', x.shape[dim]],
+    ['i64', x.strides[dim]],
+    ['ptr', L.errorWord],
+  ]);
+}
+
+export function launchScatterAdd(L: Launcher, dst: View, dim: number, index: View, src: View): void {
+  if (index.dtype !== 'int32')
+    throw new Error(`cuda scatterAdd: the index must be int32, got ${index.dtype}`);
+  if (src.dtype !== dst.dtype)
+    throw new Error(`cuda scatterAdd: src ${src.dtype} must match dst ${dst.dtype}`);
+  const n = sizeOf(index.shape);
+  if (n === 0) return;
+  const walk = coalesce(index.shape, [besideDim(dst, dim), index.strides, src.strides]);
+  const bits = indexBitsFor(
+    n,
+    [dst, index, src].map((v) => extent(v.shape, v.strides)),
+  );
+  L.launch(scatterAddKernel(dst.dtype, walk.rank, bits), [gridFor(n, THREADS, L)], THREADS, [
+    ['ptr', ptrOf(dst)],
+    ['ptr', ptrOf(index)],
+    ['ptr', ptrOf(src)],
+    ['i64', n],
+    ['dims', walk.shape],
+    ['dims', walk.strides[0]],
+    ['dims', walk.strides[1]],
+    ['dims', walk.strides[2]],
+    ['i64', dst.shape[dim]],
+    ['i64', dst.strides[dim]],
+    ['ptr', L.errorWord],
+  ]);
 }

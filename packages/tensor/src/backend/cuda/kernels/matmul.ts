@@ -8,6 +8,10 @@
  * the final stores are conflict-free and coalesced.
  */
 import type { DType } from '../../../dtype.js';
+import { sizeOf } from '../../../shape.js';
+import type { View } from '../../backend.js';
+import { coalesce } from '../coalesce.js';
+import { type Launcher, ptrOf } from '../launcher.js';
 import { C_TYPE, type KernelSource, source } from './common.js';
 
 export type Layout = 'n' | 't' | 's';
@@ -100,14 +104,15 @@ export function matmulKernel(spec: MatmulSpec): KernelSource {
       `{ long long n = bShape.v[${d}]; long long c = rem % n; rem /= n; A += c * aBatch.v[${d}]; B += c * bBatch.v[${d}]; }`,
     );
   }
-  const body = `extern "C" __global__ void __launch_bounds__(${threads}) ${name}(${T}* __restrict__ C, const ${T}* __restrict__ A, const ${T}* __restrict__ B, int M, int N, int K, long long ars, long long acs, long long brs, long long bcs, Dims bShape, Dims aBatch, Dims bBatch) {
+  const body = `extern "C" __global__ void __launch_bounds__(${threads}) ${name}(${T}* __restrict__ C, const ${T}* __restrict__ A, const ${T}* __restrict__ B, int M, int N, int K, long long ars, long long acs, long long brs, long long bcs, Dims bShape, Dims aBatch, Dims bBatch, long long z0) {
   __shared__ ${T} As[${BK}][${BM} + 1];
   __shared__ ${T} Bs[${BK}][${BN} + 1];
   const int tid = threadIdx.x;
   const int tx = tid % ${BN / TN}, ty = tid / ${BN / TN};
-  ${batchRank > 0 ? 'long long rem = blockIdx.z;' : ''}
+  const long long z = z0 + blockIdx.z;
+  ${batchRank > 0 ? 'long long rem = z;' : ''}
   ${batchWalk.join('\n  ')}
-  C += (long long)blockIdx.z * M * N;
+  C += z * M * N;
   const long long m0 = (long long)blockIdx.y * ${BM}, n0 = (long long)blockIdx.x * ${BN};
   ${T} acc[${TM}][${TN}];
   #pragma unroll
@@ -144,4 +149,71 @@ export function matmulKernel(spec: MatmulSpec): KernelSource {
   }
 }`;
   return source(name, body);
+}
+
+// ---- launcher ----
+
+const MAX_GRID_Z = 65535;
+
+function tilesFor(dtype: DType, M: number, N: number, batches: number, L: Launcher): MatmulTiles {
+  if (dtype === 'float64') return MATMUL_TILES.double;
+  const big = MATMUL_TILES.large;
+  const blocks = Math.ceil(M / big.BM) * Math.ceil(N / big.BN) * batches;
+  // The 128×128 tile only pays when it still gives every multiprocessor a block.
+  return M >= big.BM && N >= big.BN && blocks >= L.multiprocessors ? big : MATMUL_TILES.small;
+}
+
+export function launchMatmul(L: Launcher, a: View, b: View, out: View): void {
+  if (a.dtype !== b.dtype || a.dtype !== out.dtype)
+    throw new Error(
+      `cuda matmul: operands and output must share one dtype (${a.dtype}, ${b.dtype}, ${out.dtype})`,
+    );
+  const rank = out.shape.length;
+  const M = out.shape[rank - 2];
+  const N = out.shape[rank - 1];
+  const K = a.shape[rank - 1];
+  const batchShape = out.shape.slice(0, rank - 2);
+  const nBatch = sizeOf(batchShape);
+  if (M === 0 || N === 0 || nBatch === 0) return;
+  const outBatch = out.strides.slice(0, rank - 2);
+  const walk = coalesce(batchShape, [a.strides.slice(0, rank - 2), b.strides.slice(0, rank - 2), outBatch]);
+  const realRank = walk.shape.filter((d) => d !== 1).length;
+  const batchRank = BATCH_BUCKETS.find((r) => r >= realRank);
+  if (batchRank === undefined)
+    throw new Error(`cuda matmul: ${realRank} batch axes after merging exceed ${BATCH_BUCKETS.at(-1)}`);
+  // The merged batch axes sit at the end of the walk; pad or trim them to the kernel's bucket.
+  const fit = (s: number[], pad: number) => {
+    const t = batchRank === 0 ? [] : s.slice(-batchRank);
+    while (t.length < batchRank) t.unshift(pad);
+    return t;
+  };
+  const [ars, acs] = [a.strides[rank - 2], a.strides[rank - 1]];
+  const [brs, bcs] = [b.strides[rank - 2], b.strides[rank - 1]];
+  const tiles = tilesFor(a.dtype, M, N, nBatch, L);
+  const kernel = matmulKernel({
+    dtype: a.dtype,
+    a: layoutOf(ars, acs, M, K),
+    b: layoutOf(brs, bcs, K, N),
+    batchRank,
+    tiles,
+  });
+  for (let z0 = 0; z0 < nBatch; z0 += MAX_GRID_Z) {
+    const nz = Math.min(MAX_GRID_Z, nBatch - z0);
+    L.launch(kernel, [Math.ceil(N / tiles.BN), Math.ceil(M / tiles.BM), nz], matmulThreads(tiles), [
+      ['ptr', ptrOf(out)],
+      ['ptr', ptrOf(a)],
+      ['ptr', ptrOf(b)],
+      ['i32', M],
+      ['i32', N],
+      ['i32', K],
+      ['i64', ars],
+      ['i64', acs],
+      ['i64', brs],
+      ['i64', bcs],
+      ['dims', fit(walk.shape, 1)],
+      ['dims', fit(walk.strides[0], 0)],
+      ['dims', fit(walk.strides[1], 0)],
+      ['i64', z0],
+    ]);
+  }
 }

@@ -4,6 +4,8 @@
  * 2-D grid (columns × row chunks) whose partial sums meet with atomicAdd in buffers zeroed beforehand.
  */
 import type { DType } from '../../../dtype.js';
+import type { LayerNormArgs, LayerNormBackwardArgs, View } from '../../backend.js';
+import { type Launcher, assertDense, ptrOf, ptrOrNull, sameDtype } from '../launcher.js';
 import { C_TYPE, type KernelSource, source } from './common.js';
 import { ROW_THREADS, blockReducers, rowsDtypeCheck } from './rows.js';
 
@@ -95,4 +97,67 @@ export function normParamGradKernel(dtype: DType): KernelSource {
   if (db) atomicAdd(db + j, sb);
 }`;
   return source(name, body);
+}
+
+// ---- launchers ----
+
+function normRows(x: View): [number, number] {
+  const D = x.shape[x.shape.length - 1];
+  const n = x.shape.reduce((a, b) => a * b, 1);
+  return [D === 0 ? 0 : n / D, D];
+}
+
+export function launchNorm(L: Launcher, args: LayerNormArgs, centred: boolean): void {
+  const { x, weight, bias, eps, out, mean, rstd } = args;
+  const kernel = centred ? 'layerNorm' : 'rmsNorm';
+  assertDense(kernel, x, weight, bias);
+  sameDtype(kernel, x, weight, bias, out);
+  const [rows, D] = normRows(x);
+  if (rows === 0) return;
+  L.launch(normKernel(x.dtype, centred), [Math.min(rows, L.multiprocessors * 16)], ROW_THREADS, [
+    ['ptr', ptrOf(out)],
+    ['ptr', ptrOf(mean)],
+    ['ptr', ptrOf(rstd)],
+    ['ptr', ptrOf(x)],
+    ['ptr', ptrOrNull(weight)],
+    ['ptr', ptrOrNull(bias)],
+    ['i64', rows],
+    ['i64', D],
+    ['f64', eps],
+  ]);
+}
+
+export function launchNormBackward(L: Launcher, args: LayerNormBackwardArgs, centred: boolean): void {
+  const { x, weight, mean, rstd, dy, dx, dweight, dbias } = args;
+  const kernel = centred ? 'layerNormBackward' : 'rmsNormBackward';
+  assertDense(kernel, x, weight, dy);
+  sameDtype(kernel, x, weight, dy, dx);
+  const [rows, D] = normRows(x);
+  const elem = x.dtype === 'float64' ? 8 : 4;
+  // The parameter gradients accumulate with atomicAdd, so they start from zero (also when rows = 0).
+  if (dweight) L.zero(ptrOf(dweight), D * elem);
+  if (dbias) L.zero(ptrOf(dbias), D * elem);
+  if (rows === 0 || D === 0) return;
+  L.launch(normBackwardKernel(x.dtype, centred), [Math.min(rows, L.multiprocessors * 16)], ROW_THREADS, [
+    ['ptr', ptrOf(dx)],
+    ['ptr', ptrOf(x)],
+    ['ptr', ptrOrNull(weight)],
+    ['ptr', ptrOf(mean)],
+    ['ptr', ptrOf(rstd)],
+    ['ptr', ptrOf(dy)],
+    ['i64', rows],
+    ['i64', D],
+  ]);
+  if (!dweight && !dbias) return;
+  const grid = [Math.ceil(D / NORM_COLUMN_THREADS), Math.ceil(rows / NORM_ROWS_PER_BLOCK)];
+  L.launch(normParamGradKernel(x.dtype), grid, NORM_COLUMN_THREADS, [
+    ['ptr', ptrOrNull(dweight)],
+    ['ptr', ptrOrNull(dbias)],
+    ['ptr', ptrOf(x)],
+    ['ptr', ptrOf(mean)],
+    ['ptr', ptrOf(rstd)],
+    ['ptr', ptrOf(dy)],
+    ['i64', rows],
+    ['i64', D],
+  ]);
 }

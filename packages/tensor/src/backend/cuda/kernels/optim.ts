@@ -4,6 +4,9 @@
  * (the kernel is memory-bound; the double arithmetic costs nothing measurable on data-centre GPUs).
  */
 import type { DType } from '../../../dtype.js';
+import { sizeOf } from '../../../shape.js';
+import type { AdamWArgs } from '../../backend.js';
+import { type Launcher, assertDense, gridFor, ptrOf, sameDtype } from '../launcher.js';
 import { C_TYPE, type KernelSource, source } from './common.js';
 
 export function adamwKernel(dtype: DType): KernelSource {
@@ -23,4 +26,28 @@ export function adamwKernel(dtype: DType): KernelSource {
   }
 }`;
   return source(name, body);
+}
+
+// ---- launcher ----
+
+export function launchAdamw(L: Launcher, args: AdamWArgs): void {
+  const { param, grad, m, v } = args;
+  assertDense('adamw', param, grad, m, v);
+  sameDtype('adamw', param, grad, m, v);
+  const n = sizeOf(param.shape);
+  if (n === 0) return;
+  L.launch(adamwKernel(param.dtype), [gridFor(n, 256, L)], 256, [
+    ['ptr', ptrOf(param)],
+    ['ptr', ptrOf(grad)],
+    ['ptr', ptrOf(m)],
+    ['ptr', ptrOf(v)],
+    ['i64', n],
+    ['f64', args.lr],
+    ['f64', args.beta1],
+    ['f64', args.beta2],
+    ['f64', args.eps],
+    ['f64', args.weightDecay],
+    ['f64', 1 - args.beta1 ** args.step],
+    ['f64', 1 - args.beta2 ** args.step],
+  ]);
 }

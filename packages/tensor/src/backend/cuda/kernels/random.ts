@@ -5,7 +5,9 @@
  * the device's double log/cos against the host's, which agree on all but rare inputs).
  */
 import type { DType } from '../../../dtype.js';
-import type { RandomDistribution } from '../../backend.js';
+import { isContiguous, sizeOf } from '../../../shape.js';
+import type { RandomArgs, RandomDistribution, View } from '../../backend.js';
+import { type Launcher, gridFor, ptrOf } from '../launcher.js';
 import { C_TYPE, type KernelSource, convert, source } from './common.js';
 
 const THREEFRY = `__device__ __forceinline__ unsigned int ar1_rotl(unsigned int x, int r) { return (x << r) | (x >> (32 - r)); }
@@ -49,4 +51,21 @@ extern "C" __global__ void ${name}(${T}* __restrict__ out, long long n, unsigned
   }
 }`;
   return source(name, body);
+}
+
+// ---- launcher ----
+
+export function launchRandom(L: Launcher, out: View, args: RandomArgs): void {
+  const n = sizeOf(out.shape);
+  if (n === 0) return;
+  if (!isContiguous(out.shape, out.strides)) throw new Error('cuda random: expected a contiguous output');
+  L.launch(randomKernel(args.distribution, out.dtype), [gridFor(n, 256, L)], 256, [
+    ['ptr', ptrOf(out)],
+    ['i64', n],
+    ['u32', args.key[0]],
+    ['u32', args.key[1]],
+    ['u64', BigInt(args.counter)],
+    ['f64', args.a],
+    ['f64', args.b],
+  ]);
 }

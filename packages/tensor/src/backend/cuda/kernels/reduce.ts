@@ -5,7 +5,10 @@
  * shared memory combine) when the inner block is long, a thread per output when it is short.
  */
 import type { DType } from '../../../dtype.js';
-import type { ReduceOp } from '../../backend.js';
+import { sizeOf } from '../../../shape.js';
+import type { ReduceOp, View } from '../../backend.js';
+import { coalesce, extent, indexBitsFor } from '../coalesce.js';
+import { type Launcher, gridFor, ptrOf } from '../launcher.js';
 import { C_TYPE, type IndexBits, type KernelSource, indexType, isFloatType, source } from './common.js';
 
 export type ReduceMode = 'block' | 'thread';
@@ -141,4 +144,53 @@ extern "C" __global__ void __launch_bounds__(${REDUCE_THREADS}) ${name}(${params
 ${perOutput}
 }`;
   return source(name, body);
+}
+
+// ---- launcher ----
+
+/** A thread per output when each reduces a short block and there are many outputs; else a block each. */
+function modeFor(nOuter: number, nInner: number, L: Launcher): ReduceMode {
+  return nInner <= 64 && nOuter >= L.multiprocessors * 64 ? 'thread' : 'block';
+}
+
+export function launchReduce(L: Launcher, op: ReduceOp, x: View, axes: readonly number[], out: View): void {
+  const reduced = new Set(axes);
+  const outer: [number[], number[]] = [[], []];
+  const inner: [number[], number[]] = [[], []];
+  x.shape.forEach((d, i) => {
+    const side = reduced.has(i) ? inner : outer;
+    side[0].push(d);
+    side[1].push(x.strides[i]);
+  });
+  const nOuter = sizeOf(outer[0]);
+  const nInner = sizeOf(inner[0]);
+  if (nInner === 0 && op !== 'sum' && op !== 'prod')
+    throw new Error(`cuda reduce: ${op} of an empty axis has no identity (shape [${x.shape}])`);
+  if (nOuter !== sizeOf(out.shape)) throw new Error('cuda reduce: output size does not match the kept axes');
+  if (nOuter === 0) return;
+  const o = coalesce(outer[0], [outer[1]]);
+  const i = coalesce(inner[0], [inner[1]]);
+  const mode = modeFor(nOuter, nInner, L);
+  const bits = indexBitsFor(Math.max(nOuter, nInner), [extent(x.shape, x.strides)]);
+  const kernel = reduceKernel({
+    op,
+    input: x.dtype,
+    output: out.dtype,
+    outerRank: o.rank,
+    innerRank: i.rank,
+    mode,
+    bits,
+  });
+  const grid =
+    mode === 'thread' ? gridFor(nOuter, REDUCE_THREADS, L) : Math.min(nOuter, L.multiprocessors * 64);
+  L.launch(kernel, [grid], REDUCE_THREADS, [
+    ['ptr', ptrOf(out)],
+    ['ptr', ptrOf(x)],
+    ['i64', nOuter],
+    ['i64', nInner],
+    ['dims', o.shape],
+    ['dims', o.strides[0]],
+    ['dims', i.shape],
+    ['dims', i.strides[0]],
+  ]);
 }

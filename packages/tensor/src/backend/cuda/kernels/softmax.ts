@@ -5,6 +5,8 @@
  * backend's (cpu/softmax.ts), including -Infinity rows.
  */
 import type { DType } from '../../../dtype.js';
+import type { View } from '../../backend.js';
+import { type Launcher, assertDense, ptrOf, rowsOf, sameDtype } from '../launcher.js';
 import { C_TYPE, type KernelSource, source } from './common.js';
 import { ROW_THREADS, blockReducers, rowsDtypeCheck } from './rows.js';
 
@@ -98,4 +100,75 @@ export function logprobsBackwardKernel(dtype: DType): KernelSource {
   }
 }`;
   return source(name, body);
+}
+
+// ---- launchers ----
+
+function rowGrid(rows: number, L: Launcher): number {
+  return Math.max(1, Math.min(rows, L.multiprocessors * 16));
+}
+
+export function launchSoftmax(L: Launcher, x: View, out: View, log: boolean): void {
+  assertDense('softmax', x);
+  const [rows, W] = rowsOf(x);
+  if (rows === 0) return;
+  L.launch(softmaxKernel(x.dtype, log), [rowGrid(rows, L)], ROW_THREADS, [
+    ['ptr', ptrOf(out)],
+    ['ptr', ptrOf(x)],
+    ['i64', rows],
+    ['i64', W],
+  ]);
+}
+
+export function launchSoftmaxBackward(L: Launcher, y: View, dy: View, dx: View, log: boolean): void {
+  assertDense('softmaxBackward', y, dy);
+  sameDtype('softmaxBackward', y, dy, dx);
+  const [rows, W] = rowsOf(y);
+  if (rows === 0) return;
+  L.launch(softmaxBackwardKernel(y.dtype, log), [rowGrid(rows, L)], ROW_THREADS, [
+    ['ptr', ptrOf(dx)],
+    ['ptr', ptrOf(y)],
+    ['ptr', ptrOf(dy)],
+    ['i64', rows],
+    ['i64', W],
+  ]);
+}
+
+export function launchLogprobs(L: Launcher, logits: View, targets: View, out: View, lse: View): void {
+  assertDense('logprobs', logits, targets);
+  if (targets.dtype !== 'int32')
+    throw new Error(`cuda logprobs: targets must be int32, got ${targets.dtype}`);
+  const [rows, W] = rowsOf(logits);
+  if (rows === 0) return;
+  L.launch(logprobsKernel(logits.dtype), [rowGrid(rows, L)], ROW_THREADS, [
+    ['ptr', ptrOf(out)],
+    ['ptr', ptrOf(lse)],
+    ['ptr', ptrOf(logits)],
+    ['ptr', ptrOf(targets)],
+    ['i64', rows],
+    ['i64', W],
+    ['ptr', L.errorWord],
+  ]);
+}
+
+export function launchLogprobsBackward(
+  L: Launcher,
+  logits: View,
+  targets: View,
+  lse: View,
+  grad: View,
+  dlogits: View,
+): void {
+  assertDense('logprobsBackward', logits, targets, lse, grad);
+  const [rows, W] = rowsOf(logits);
+  if (rows === 0) return;
+  L.launch(logprobsBackwardKernel(logits.dtype), [rowGrid(rows, L)], ROW_THREADS, [
+    ['ptr', ptrOf(dlogits)],
+    ['ptr', ptrOf(logits)],
+    ['ptr', ptrOf(targets)],
+    ['ptr', ptrOf(lse)],
+    ['ptr', ptrOf(grad)],
+    ['i64', rows],
+    ['i64', W],
+  ]);
 }
