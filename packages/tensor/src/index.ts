@@ -8,6 +8,7 @@ export { noGrad, enableGrad, isGradEnabled, type BackwardOptions } from './autog
 export { tidy, keep, dispose, memory, type MemoryReport } from './memory.js';
 export { Generator, manualSeed, getDefaultGenerator, threefry2x32 } from './random.js';
 export { broadcastShapes, sizeOf, type Shape } from './shape.js';
+import { registerBackend } from './backend/registry.js';
 export {
   registerBackend,
   initBackend,
@@ -23,11 +24,19 @@ export {
   type WebGpuOptions,
   type WebGpuMemory,
 } from './backend/webgpu/index.js';
+export { createCudaBackend, type CudaBackend, type CudaOptions } from './backend/cuda/index.js';
 export {
   enableWasmKernels,
   disableWasmKernels,
   wasmKernelsEnabled,
   wasmSimdSupported,
+  wasmThreads,
+  waitForWasmWorkers,
+  shutdownWasmWorkers,
+  setWasmThreadHost,
+  wasmWorkerInfo,
+  type WasmKernelOptions,
+  type ThreadHost,
 } from './backend/wasm/index.js';
 export type * from './backend/backend.js';
 export { UNARY_OPS, BINARY_OPS } from './backend/backend.js';
@@ -128,3 +137,6 @@ export {
   type DropoutOptions,
 } from './ops/nn.js';
 export { adamwUpdate, type AdamWHyper } from './ops/optim.js';
+
+// Loaded on the first initBackend('cuda') only: CPU-only users never load koffi or the CUDA libraries.
+registerBackend('cuda', async () => (await import('./backend/cuda/index.js')).createCudaBackend());

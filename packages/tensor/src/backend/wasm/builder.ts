@@ -195,6 +195,15 @@ export class Code {
   i32Eqz(): this {
     return this.op(0x45);
   }
+  i32Eq(): this {
+    return this.op(0x46);
+  }
+  i32GtS(): this {
+    return this.op(0x4a);
+  }
+  i32And(): this {
+    return this.op(0x71);
+  }
   i32Ne(): this {
     return this.op(0x47);
   }
@@ -239,6 +248,30 @@ export class Code {
   f32Max(): this {
     return this.op(0x97);
   }
+  f32Min(): this {
+    return this.op(0x96);
+  }
+  f32Neg(): this {
+    return this.op(0x8c);
+  }
+  f32Sqrt(): this {
+    return this.op(0x91);
+  }
+  f32Gt(): this {
+    return this.op(0x5e);
+  }
+  f64Gt(): this {
+    return this.op(0x64);
+  }
+  f64Mul(): this {
+    return this.op(0xa2);
+  }
+  f64Sqrt(): this {
+    return this.op(0x9f);
+  }
+  f64ConvertI32S(): this {
+    return this.op(0xb7);
+  }
   f64Add(): this {
     return this.op(0xa0);
   }
@@ -273,6 +306,10 @@ export class Code {
     for (let i = 0; i < 4; i++) for (const b of f32Bytes) this.bytes.push(b);
     return this;
   }
+  /** Splats the f32 constant over the four lanes (f32.const + f32x4.splat; shorter than v128.const). */
+  f32x4SplatConst(v: number): this {
+    return this.f32Const(v).f32x4Splat();
+  }
   i32x4Splat(): this {
     return this.simd(0x11);
   }
@@ -286,8 +323,27 @@ export class Code {
   f32x4Ge(): this {
     return this.simd(0x46);
   }
+  f32x4Eq(): this {
+    return this.simd(0x41);
+  }
+  f32x4Ne(): this {
+    return this.simd(0x42);
+  }
+  f32x4Lt(): this {
+    return this.simd(0x43);
+  }
+  f32x4Gt(): this {
+    return this.simd(0x44);
+  }
   v128And(): this {
     return this.simd(0x4e);
+  }
+  v128Or(): this {
+    return this.simd(0x50);
+  }
+  /** Lanes of the first operand where the mask (top of stack) is set, else of the second. */
+  v128Bitselect(): this {
+    return this.simd(0x52);
   }
   // SIMD: arithmetic.
   f32x4Nearest(): this {
@@ -296,8 +352,14 @@ export class Code {
   i32x4Shl(): this {
     return this.simd(0xab);
   }
+  i32x4ShrS(): this {
+    return this.simd(0xac);
+  }
   i32x4Add(): this {
     return this.simd(0xae);
+  }
+  i32x4Sub(): this {
+    return this.simd(0xb1);
   }
   f32x4Add(): this {
     return this.simd(0xe4);
@@ -310,6 +372,18 @@ export class Code {
   }
   f32x4Max(): this {
     return this.simd(0xe9);
+  }
+  f32x4Min(): this {
+    return this.simd(0xe8);
+  }
+  f32x4Div(): this {
+    return this.simd(0xe7);
+  }
+  f32x4Sqrt(): this {
+    return this.simd(0xe3);
+  }
+  f32x4Neg(): this {
+    return this.simd(0xe1);
   }
   i32x4TruncSatF32x4S(): this {
     return this.simd(0xf8);
@@ -328,6 +402,8 @@ interface ImportDef {
   /** 0x00 function (with its type index) or 0x02 memory (with its minimum pages). */
   kind: 0x00 | 0x02;
   index: number;
+  /** Memory only: a maximum in pages makes it a shared memory (threads proposal: shared needs a maximum). */
+  sharedMax?: number;
 }
 
 /** Assembles a module: imported functions first (they take the low function indices), then defined ones. */
@@ -350,8 +426,9 @@ export class ModuleBuilder {
     return this.types.length - 1;
   }
 
-  importMemory(module: string, field: string, minPages: number): void {
-    this.imports.push({ module, field, kind: 0x02, index: minPages });
+  /** Imports a memory; with `sharedMaxPages` a shared one (importable by instances on several threads). */
+  importMemory(module: string, field: string, minPages: number, sharedMaxPages?: number): void {
+    this.imports.push({ module, field, kind: 0x02, index: minPages, sharedMax: sharedMaxPages });
   }
 
   /** Declares an imported function; returns its function index. Call before `func`. */
@@ -387,8 +464,9 @@ export class ModuleBuilder {
         name(imp.module, e);
         name(imp.field, e);
         e.push(imp.kind);
-        if (imp.kind === 0x02) e.push(0x00);
+        if (imp.kind === 0x02) e.push(imp.sharedMax === undefined ? 0x00 : 0x03);
         uleb(imp.index, e);
+        if (imp.sharedMax !== undefined) uleb(imp.sharedMax, e);
         return e;
       }),
       imports,

@@ -1,45 +1,87 @@
 /**
- * WebAssembly SIMD kernels for the CPU backend, emitted as bytecode from TypeScript (./builder.ts,
- * ./kernels.ts). `enableWasmKernels()` swaps them into the 'cpu' backend through `registerKernel`;
- * `disableWasmKernels()` puts the plain TypeScript kernels back. Float32 only: other dtypes fall back.
+ * WebAssembly SIMD kernels for the CPU backend, emitted as bytecode from TypeScript (./builder.ts, ./emit/),
+ * run on the main thread and worker threads over one shared memory (./runtime.ts, ./pool.ts).
+ * `enableWasmKernels()` swaps them into the 'cpu' backend through `registerKernel`; `disableWasmKernels()`
+ * puts the plain TypeScript kernels back. Float32 only: other dtypes and layouts fall back per call.
  */
 import type { Kernels } from '../backend.js';
 import { getBackend, registerKernel } from '../registry.js';
+import { attention } from './attention.js';
+import { binary, unary } from './elementwise.js';
 import { matmul } from './matmul.js';
-import { wasmSimdSupported } from './runtime.js';
-import { logprobs, softmax } from './softmax.js';
+import { layerNorm, layerNormBackward, rmsNorm, rmsNormBackward } from './norms.js';
+import { adamw } from './optim.js';
+import { setThreads, wasmSimdSupported } from './runtime.js';
+import { logprobs, logprobsBackward, softmax, softmaxBackward } from './softmax.js';
 
-export { wasmSimdSupported } from './runtime.js';
 export { buildKernelModule } from './kernels.js';
+export type { ThreadHost } from './pool.js';
+export {
+  getThreads as wasmThreads,
+  setThreadHost as setWasmThreadHost,
+  shutdownWorkers as shutdownWasmWorkers,
+  waitForWorkers as waitForWasmWorkers,
+  wasmSimdSupported,
+  workerInfo as wasmWorkerInfo,
+} from './runtime.js';
 export { matmul as wasmMatmul } from './matmul.js';
 export { softmax as wasmSoftmax, logprobs as wasmLogprobs } from './softmax.js';
 
-const WASM_KERNELS = { matmul, softmax, logprobs } satisfies Partial<Kernels>;
-type WasmKernelName = keyof typeof WASM_KERNELS;
+/** The kernels this module replaces; each falls back to the TypeScript kernel where it does not apply. */
+export const WASM_KERNELS = {
+  matmul,
+  softmax,
+  softmaxBackward,
+  logprobs,
+  logprobsBackward,
+  layerNorm,
+  layerNormBackward,
+  rmsNorm,
+  rmsNormBackward,
+  attention,
+  binary,
+  unary,
+  adamw,
+} satisfies Partial<Kernels>;
+export type WasmKernelName = keyof typeof WASM_KERNELS;
 
-let saved: Pick<Kernels, WasmKernelName> | undefined;
+export interface WasmKernelOptions {
+  /** Threads for large kernels, the main thread included (default: hardware threads, at most 8). */
+  threads?: number;
+  /** Register only these kernels (default: all of WASM_KERNELS). */
+  only?: readonly WasmKernelName[];
+}
+
+let saved: Partial<Pick<Kernels, WasmKernelName>> | undefined;
 
 /**
- * Registers the wasm matmul, softmax and logprobs on the 'cpu' backend. Returns false (and changes
- * nothing) where the engine lacks WebAssembly SIMD. Calling it again is harmless.
+ * Registers the wasm kernels on the 'cpu' backend. Returns false (and changes nothing) where the engine
+ * lacks WebAssembly SIMD. Calling it again is harmless (and applies new options).
  */
-export function enableWasmKernels(): boolean {
+export function enableWasmKernels(options: WasmKernelOptions = {}): boolean {
   if (!wasmSimdSupported()) return false;
+  if (options.threads !== undefined) setThreads(options.threads);
+  disableWasmKernels();
   const kernels = getBackend('cpu').kernels;
-  if (!saved) saved = { matmul: kernels.matmul, softmax: kernels.softmax, logprobs: kernels.logprobs };
-  for (const name of Object.keys(WASM_KERNELS) as WasmKernelName[])
-    registerKernel('cpu', name, WASM_KERNELS[name]);
+  const names = options.only ?? (Object.keys(WASM_KERNELS) as WasmKernelName[]);
+  const keep: Partial<Record<WasmKernelName, unknown>> = {};
+  for (const name of names) {
+    keep[name] = kernels[name];
+    registerKernel('cpu', name, WASM_KERNELS[name] as Kernels[typeof name]);
+  }
+  saved = keep as Partial<Pick<Kernels, WasmKernelName>>;
   return true;
 }
 
 /** Restores the kernels that `enableWasmKernels` replaced. */
 export function disableWasmKernels(): void {
   if (!saved) return;
-  for (const name of Object.keys(saved) as WasmKernelName[]) registerKernel('cpu', name, saved[name]);
+  for (const [name, impl] of Object.entries(saved))
+    registerKernel('cpu', name as WasmKernelName, impl as Kernels[WasmKernelName]);
   saved = undefined;
 }
 
 /** Whether the wasm kernels are registered on the 'cpu' backend right now. */
 export function wasmKernelsEnabled(): boolean {
-  return getBackend('cpu').kernels.matmul === matmul;
+  return saved !== undefined;
 }

@@ -7,7 +7,9 @@
  * - B in panels of 8 columns (then 4), each K × W row-major, the last panel zero-padded to 4 columns;
  * - C as M × N4 (N rounded up to 4), of which the first N columns are copied out.
  *
- * The loop nest keeps one B panel (K·8 floats) hot in L1 while every A panel streams past it. Accumulation
+ * All batches are packed first; the work is then a list of `gemm_block` calls, one per (batch, block of
+ * rows), split over the threads (./runtime.ts). Each call runs the loop nest of ./emit/gemm.ts, so an element
+ * is computed the same way whatever the thread count. Accumulation
  * is in float32 (the CPU kernel accumulates in float64), so results differ by O(K·ε₃₂) relative error.
  * Other dtypes fall back to the CPU kernel.
  */
@@ -15,6 +17,7 @@ import type { View } from '../backend.js';
 import { matmul as cpuMatmul } from '../cpu/matmul.js';
 import { dataOf } from '../cpu/storage.js';
 import { elementOffsets } from '../cpu/strided.js';
+import type { Call } from './pool.js';
 import { getWasmRuntime } from './runtime.js';
 
 const align16 = (bytes: number) => Math.ceil(bytes / 16) * 16;
@@ -41,38 +44,50 @@ export function matmul(a: View, b: View, out: View): void {
   const A = dataOf(a) as Float32Array;
   const B = dataOf(b) as Float32Array;
   const N4 = Math.ceil(N / 4) * 4;
-  const aBase = 0;
-  const bBase = align16(aBase + 4 * M * K);
-  const cBase = align16(bBase + 4 * K * N4);
+  // Each distinct operand (an operand broadcast over the batch has one offset) is packed once.
+  const aAt = new Map<number, number>();
+  const bAt = new Map<number, number>();
+  let top = 0;
+  for (const off of aBatch)
+    if (!aAt.has(off)) {
+      aAt.set(off, top);
+      top = align16(top + 4 * M * K);
+    }
+  for (const off of bBatch)
+    if (!bAt.has(off)) {
+      bAt.set(off, top);
+      top = align16(top + 4 * K * N4);
+    }
+  const cBase = top;
   const rt = getWasmRuntime();
-  const mem = rt.reserve(cBase + 4 * M * N4);
+  const mem = rt.reserve(cBase + 4 * M * N4 * aBatch.length);
   const [ars, acs] = [a.strides[rank - 2], a.strides[rank - 1]];
   const [brs, bcs] = [b.strides[rank - 2], b.strides[rank - 1]];
-  let packedA = -1;
-  let packedB = -1;
-  for (let batch = 0; batch < aBatch.length; batch++) {
-    // An operand broadcast over the batch (stride 0) is packed once.
-    if (aBatch[batch] !== packedA) {
-      packA(A, aBatch[batch], M, K, ars, acs, mem, aBase / 4);
-      packedA = aBatch[batch];
+  for (const [off, at] of aAt) packA(A, off, M, K, ars, acs, mem, at / 4);
+  for (const [off, at] of bAt) packB(B, off, K, N, brs, bcs, mem, at / 4);
+  // Calls over (batch, block of rows): enough blocks for every thread, each a multiple of 4 rows.
+  const batches = aBatch.length;
+  const lanes = rt.lanes(2 * M * N * K * batches);
+  const pieces = Math.min(Math.ceil(M / 4), Math.max(1, Math.ceil((2 * lanes) / batches)));
+  const rowsPer = Math.ceil(M / pieces / 4) * 4;
+  const id = rt.id('gemm_block');
+  const calls: Call[] = [];
+  for (let batch = 0; batch < batches; batch++) {
+    const ap = aAt.get(aBatch[batch]) as number;
+    const bp = bAt.get(bBatch[batch]) as number;
+    const cp = cBase + 4 * M * N4 * batch;
+    for (let i0 = 0; i0 < M; i0 += rowsPer) {
+      const rows = Math.min(rowsPer, M - i0);
+      calls.push([id, ap + 4 * i0 * K, bp, cp + 4 * i0 * N4, rows, N, K, 4 * N4]);
     }
-    if (bBatch[batch] !== packedB) {
-      packB(B, bBatch[batch], K, N, brs, bcs, mem, bBase / 4);
-      packedB = bBatch[batch];
-    }
-    for (let j0 = 0; j0 < N; ) {
-      const W = N - j0 >= 8 ? 8 : 4;
-      const bp = bBase + 4 * j0 * K;
-      for (let i0 = 0; i0 < M; i0 += 4) {
-        const R = Math.min(4, M - i0);
-        rt.gemm[R][W](aBase + 4 * i0 * K, bp, cBase + 4 * (i0 * N4 + j0), K, 4 * N4);
-      }
-      j0 += W;
-    }
+  }
+  rt.parallel('matmul', calls);
+  const view = rt.reserve(0);
+  for (let batch = 0; batch < batches; batch++) {
     const dst = out.offset + batch * mn;
-    const c0 = cBase / 4;
-    if (N4 === N) C.set(mem.subarray(c0, c0 + mn), dst);
-    else for (let i = 0; i < M; i++) C.set(mem.subarray(c0 + i * N4, c0 + i * N4 + N), dst + i * N);
+    const c0 = (cBase + 4 * M * N4 * batch) / 4;
+    if (N4 === N) C.set(view.subarray(c0, c0 + mn), dst);
+    else for (let i = 0; i < M; i++) C.set(view.subarray(c0 + i * N4, c0 + i * N4 + N), dst + i * N);
   }
 }
 

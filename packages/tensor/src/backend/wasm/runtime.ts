@@ -1,10 +1,14 @@
 /**
- * The one instance of the kernel module and its memory. Kernels copy their operands into this memory,
- * run, and copy results out; `reserve` grows the memory as needed. Only standard WebAssembly JS API is
- * used (no Node APIs), so this runs in browsers too. The module is small (a few KB), so it is compiled
- * synchronously, which browsers allow for modules under 4 KB on the main thread and without limit in workers.
+ * The one instance of the kernel module, its memory, and the threads that share it. Kernels copy their
+ * operands into this memory, run, and copy results out; `reserve` grows the memory as needed. Large jobs go
+ * through `parallel`, which splits a list of calls over the main thread and the worker pool (./pool.ts);
+ * small ones call the exports directly. Only the standard WebAssembly and Atomics APIs are used here (no
+ * Node APIs), so this runs in browsers too; threads need a `ThreadHost` and SharedArrayBuffer.
  */
-import { buildKernelModule, gemmName } from './kernels.js';
+import { MAX_PAGES, buildKernelModule } from './kernels.js';
+import { nodeThreadHost } from './node-host.js';
+import { type Call, type ThreadHost, WorkerPool } from './pool.js';
+import { CONTROL } from './protocol.js';
 
 interface WasmMemory {
   readonly buffer: ArrayBuffer;
@@ -12,7 +16,7 @@ interface WasmMemory {
 }
 
 interface WasmApi {
-  Memory: new (descriptor: { initial: number; maximum?: number }) => WasmMemory;
+  Memory: new (descriptor: { initial: number; maximum?: number; shared?: boolean }) => WasmMemory;
   Module: new (bytes: Uint8Array) => object;
   Instance: new (module: object, imports: object) => { exports: Record<string, unknown> };
   validate(bytes: Uint8Array): boolean;
@@ -44,44 +48,172 @@ export function wasmSimdSupported(): boolean {
   return simdSupported;
 }
 
-export type GemmFn = (ap: number, bp: number, cp: number, K: number, ldc: number) => void;
-export type SoftmaxFn = (xp: number, op: number, rows: number, width: number, mode: number) => void;
+// biome-ignore lint/suspicious/noExplicitAny: wasm exports take and return plain numbers.
+type Export = (...args: any[]) => void;
 
 export interface WasmRuntime {
-  /** gemm[R][W]: the R-row, W-column micro-kernel (R in 1..4, W in {4, 8}). */
-  readonly gemm: Record<number, Record<number, GemmFn>>;
-  readonly softmax: SoftmaxFn;
+  /** The main thread's exports by name. */
+  readonly fn: Record<string, Export>;
+  /** Index of an export in the call table (for `parallel`). */
+  id(name: string): number;
   /** Ensures at least `bytes` bytes of memory; returns a Float32Array over all of it (valid until the next reserve). */
   reserve(bytes: number): Float32Array;
+  /**
+   * How many threads a job of about `work` elementary operations should be split over: 1 when it is small
+   * (threads cost ~10 µs a job) or no worker is ready yet; starts the workers lazily otherwise.
+   */
+  lanes(work: number): number;
+  /** Runs the calls (export id, then arguments), split over the ready threads; errors name `kernel`. */
+  parallel(kernel: string, calls: Call[]): void;
 }
 
 const PAGE = 65536;
+/** Below this many elementary operations a job stays on the main thread. */
+const PARALLEL_WORK = 1 << 17;
+
 let runtime: WasmRuntime | undefined;
+let host: ThreadHost | undefined | null = null;
+let threads: number | undefined;
+let pool: WorkerPool | undefined;
+
+function threadHost(): ThreadHost | undefined {
+  if (host === null) host = nodeThreadHost();
+  return host;
+}
+
+/** Replaces the thread host (e.g. a Web Worker host in a browser); undefined disables threads. */
+export function setThreadHost(next: ThreadHost | undefined): void {
+  shutdownWorkers();
+  host = next;
+}
+
+/** The default thread count: the machine's hardware threads, capped at 8 (memory bandwidth saturates). */
+export function defaultThreads(): number {
+  return Math.max(1, Math.min(8, threadHost()?.hardwareThreads ?? 1, CONTROL.maxWorkers + 1));
+}
+
+/** Sets how many threads (the main one included) large kernels use; workers restart lazily. */
+export function setThreads(n: number | undefined): void {
+  if (n !== undefined && !(Number.isInteger(n) && n >= 1 && n <= CONTROL.maxWorkers + 1))
+    throw new Error(`wasm kernels: threads must be an integer in [1, ${CONTROL.maxWorkers + 1}], got ${n}`);
+  if (n === threads) return;
+  shutdownWorkers();
+  threads = n;
+}
+
+export function getThreads(): number {
+  return threads ?? defaultThreads();
+}
+
+/** Terminates the worker threads (they start again on the next large kernel). */
+export function shutdownWorkers(): void {
+  pool?.shutdown();
+  pool = undefined;
+}
+
+/** Blocks until the workers are running (starting them if needed); returns how many are ready. */
+export function waitForWorkers(timeoutMs = 10000): number {
+  getWasmRuntime();
+  return currentPool()?.waitReady(timeoutMs) ?? 0;
+}
+
+/** Worker counts, and how many jobs the current pool shared with its workers (for tests and benchmarks). */
+export function workerInfo(): { threads: number; started: boolean; ready: number; sharedJobs: number } {
+  return {
+    threads: getThreads(),
+    started: pool?.started ?? false,
+    ready: pool?.readyWorkers().length ?? 0,
+    sharedJobs: pool?.sharedJobs ?? 0,
+  };
+}
+
+let shared: { module: object; memory: WasmMemory; names: string[]; run: (call: Call) => void } | undefined;
+
+function currentPool(): WorkerPool | undefined {
+  const n = getThreads() - 1;
+  const h = threadHost();
+  if (n < 1 || !h || !shared) return undefined;
+  if (!pool) pool = new WorkerPool(h, n, shared.module, shared.memory, shared.names, shared.run);
+  return pool;
+}
+
+/** A shared memory where the engine allows one (not in a browser page without cross-origin isolation). */
+function createMemory(api: WasmApi): { memory: WasmMemory; isShared: boolean } {
+  if (typeof SharedArrayBuffer !== 'undefined') {
+    try {
+      return { memory: new api.Memory({ initial: 16, maximum: MAX_PAGES, shared: true }), isShared: true };
+    } catch {
+      // fall through to a private memory
+    }
+  }
+  return { memory: new api.Memory({ initial: 16 }), isShared: false };
+}
 
 /** The shared runtime, instantiated on first use. Throws where WebAssembly SIMD is unavailable. */
 export function getWasmRuntime(): WasmRuntime {
   if (runtime) return runtime;
   const api = wasmApi();
   if (!api || !wasmSimdSupported()) throw new Error('WebAssembly SIMD is not supported by this engine');
-  const memory = new api.Memory({ initial: 16 });
-  const instance = new api.Instance(new api.Module(buildKernelModule()), {
-    env: { memory, log: Math.log },
-  });
-  const ex = instance.exports;
-  const gemm: Record<number, Record<number, GemmFn>> = {};
-  for (const R of [1, 2, 3, 4]) {
-    gemm[R] = {};
-    for (const W of [4, 8]) gemm[R][W] = ex[gemmName(R, W)] as GemmFn;
-  }
+  const { memory, isShared } = createMemory(api);
+  const module = new api.Module(buildKernelModule(isShared));
+  const instance = new api.Instance(module, { env: { memory, log: Math.log } });
+  const fn = instance.exports as Record<string, Export>;
+  const names = Object.keys(fn);
+  const ids = new Map(names.map((n, i) => [n, i]));
+  const table = names.map((n) => fn[n]);
+  const run = (call: Call) =>
+    table[call[0]](
+      call[1],
+      call[2],
+      call[3],
+      call[4],
+      call[5],
+      call[6],
+      call[7],
+      call[8],
+      call[9],
+      call[10],
+      call[11],
+      call[12],
+      call[13],
+    );
+  if (isShared) shared = { module, memory, names, run };
   let view = new Float32Array(memory.buffer);
   runtime = {
-    gemm,
-    softmax: ex.softmax as SoftmaxFn,
+    fn,
+    id(name: string): number {
+      const i = ids.get(name);
+      if (i === undefined) throw new Error(`wasm kernels: no export named '${name}'`);
+      return i;
+    },
     reserve(bytes: number): Float32Array {
       const have = memory.buffer.byteLength;
       if (bytes > have) memory.grow(Math.ceil((bytes - have) / PAGE));
-      if (view.buffer !== memory.buffer) view = new Float32Array(memory.buffer);
+      if (view.buffer !== memory.buffer || view.byteLength !== memory.buffer.byteLength)
+        view = new Float32Array(memory.buffer);
       return view;
+    },
+    lanes(work: number): number {
+      if (work < PARALLEL_WORK) return 1;
+      const p = currentPool();
+      if (!p) return 1;
+      p.ensureStarted();
+      return 1 + p.readyWorkers().length;
+    },
+    parallel(kernel: string, calls: Call[]): void {
+      // Only `lanes` starts the workers (for large jobs); a small job runs here even if it has several calls.
+      const p = currentPool();
+      if (p?.started && calls.length > 1) p.dispatch(kernel, calls);
+      else
+        for (const call of calls) {
+          try {
+            run(call);
+          } catch (error) {
+            throw new Error(
+              `wasm kernel '${kernel}' failed (main thread: ${error instanceof Error ? error.message : error})`,
+            );
+          }
+        }
     },
   };
   return runtime;

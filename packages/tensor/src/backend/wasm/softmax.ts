@@ -1,15 +1,18 @@
 /**
- * Softmax, log-softmax and the fused logprobs forward on the WebAssembly SIMD kernel. Rows are processed in
- * chunks of about 128 KB, copied into the wasm memory, transformed in place, and copied out, so a chunk
- * stays in cache across the kernel's three passes. Other dtypes fall back to the CPU kernels.
+ * Softmax, log-softmax, the fused logprobs, and their backward kernels on the wasm row kernels (./rows.ts
+ * drives the chunking and threads). Other dtypes fall back to the CPU kernels.
  */
 import type { View } from '../backend.js';
-import { logprobs as cpuLogprobs, softmax as cpuSoftmax } from '../cpu/softmax.js';
+import {
+  logprobs as cpuLogprobs,
+  logprobsBackward as cpuLogprobsBackward,
+  softmax as cpuSoftmax,
+  softmaxBackward as cpuSoftmaxBackward,
+} from '../cpu/softmax.js';
 import { dataOf } from '../cpu/storage.js';
 import { assertDense } from '../cpu/strided.js';
+import { runRows } from './rows.js';
 import { getWasmRuntime } from './runtime.js';
-
-const CHUNK_FLOATS = 32768;
 
 function rowsOf(v: View): [rows: number, width: number] {
   const width = v.shape.length === 0 ? 1 : v.shape[v.shape.length - 1];
@@ -17,60 +20,109 @@ function rowsOf(v: View): [rows: number, width: number] {
   return [width === 0 ? 0 : size / width, width];
 }
 
+const f32 = (v: View) => dataOf(v) as Float32Array;
+const allF32 = (...views: View[]) => views.every((v) => v.dtype === 'float32');
+
 export function softmax(x: View, out: View, log: boolean): void {
-  if (x.dtype !== 'float32' || out.dtype !== 'float32') {
+  if (!allF32(x, out)) {
     cpuSoftmax(x, out, log);
     return;
   }
   assertDense('softmax', x);
-  const xs = dataOf(x) as Float32Array;
-  const o = dataOf(out) as Float32Array;
   const [rows, width] = rowsOf(x);
   if (rows === 0) return;
-  const chunk = Math.max(1, Math.floor(CHUNK_FLOATS / width));
-  const rt = getWasmRuntime();
-  const mem = rt.reserve(4 * Math.min(chunk, rows) * width);
-  for (let r0 = 0; r0 < rows; r0 += chunk) {
-    const n = Math.min(chunk, rows - r0);
-    const start = x.offset + r0 * width;
-    mem.set(xs.subarray(start, start + n * width), 0);
-    rt.softmax(0, 0, n, width, log ? 1 : 0);
-    o.set(mem.subarray(0, n * width), out.offset + r0 * width);
+  const id = getWasmRuntime().id('softmax');
+  runRows({
+    kernel: 'softmax',
+    rows,
+    inputs: [{ data: f32(x), offset: x.offset, width }],
+    outputs: [{ data: f32(out), offset: out.offset, width }],
+    workPerRow: 5 * width,
+    call: ({ ins, outs }, count) => [id, ins[0], outs[0], count, width, log ? 1 : 0],
+  });
+}
+
+export function softmaxBackward(y: View, dy: View, dx: View, log: boolean): void {
+  if (!allF32(y, dy, dx)) {
+    cpuSoftmaxBackward(y, dy, dx, log);
+    return;
+  }
+  assertDense('softmaxBackward', y, dy);
+  const [rows, width] = rowsOf(y);
+  if (rows === 0) return;
+  const id = getWasmRuntime().id('softmax_bwd');
+  runRows({
+    kernel: 'softmaxBackward',
+    rows,
+    inputs: [
+      { data: f32(y), offset: y.offset, width },
+      { data: f32(dy), offset: dy.offset, width },
+    ],
+    outputs: [{ data: f32(dx), offset: dx.offset, width }],
+    workPerRow: 4 * width,
+    call: ({ ins, outs }, count) => [id, ins[0], ins[1], outs[0], count, width, log ? 1 : 0],
+  });
+}
+
+function checkTargets(ts: ArrayLike<number>, offset: number, rows: number, width: number): void {
+  for (let r = 0; r < rows; r++) {
+    const t = ts[offset + r];
+    if (!(t >= 0 && t < width))
+      throw new Error(`logprobs: target ${t} at row ${r} is out of range [0, ${width})`);
   }
 }
 
-/** out[n] = logits[n, targets[n]] - lse[n], with the log-sum-exp of each row from the kernel's mode 2. */
+/** out[n] = logits[n, targets[n]] − lse[n], with each row's log-sum-exp from the kernel's mode 2. */
 export function logprobs(logits: View, targets: View, out: View, lse: View): void {
-  if (logits.dtype !== 'float32' || out.dtype !== 'float32' || lse.dtype !== 'float32') {
+  if (!allF32(logits, out, lse)) {
     cpuLogprobs(logits, targets, out, lse);
     return;
   }
   assertDense('logprobs', logits, targets);
-  const xs = dataOf(logits) as Float32Array;
+  const xs = f32(logits);
   const ts = dataOf(targets);
-  const o = dataOf(out) as Float32Array;
-  const l = dataOf(lse) as Float32Array;
+  const o = f32(out);
+  const l = f32(lse);
   const [rows, width] = rowsOf(logits);
-  for (let r = 0; r < rows; r++) {
-    const t = ts[targets.offset + r];
-    if (!(t >= 0 && t < width))
-      throw new Error(`logprobs: target ${t} at row ${r} is out of range [0, ${width})`);
-  }
+  checkTargets(ts, targets.offset, rows, width);
   if (rows === 0) return;
-  const chunk = Math.max(1, Math.floor(CHUNK_FLOATS / width));
-  const rt = getWasmRuntime();
-  const lseBase = Math.ceil((Math.min(chunk, rows) * width) / 4) * 4;
-  const mem = rt.reserve(4 * (lseBase + Math.min(chunk, rows)));
-  for (let r0 = 0; r0 < rows; r0 += chunk) {
-    const n = Math.min(chunk, rows - r0);
-    const start = logits.offset + r0 * width;
-    mem.set(xs.subarray(start, start + n * width), 0);
-    rt.softmax(0, 4 * lseBase, n, width, 2);
-    for (let i = 0; i < n; i++) {
-      const r = r0 + i;
-      const z = mem[lseBase + i];
-      l[lse.offset + r] = z;
-      o[out.offset + r] = xs[start + i * width + ts[targets.offset + r]] - z;
-    }
+  const id = getWasmRuntime().id('softmax');
+  runRows({
+    kernel: 'logprobs',
+    rows,
+    inputs: [{ data: xs, offset: logits.offset, width }],
+    outputs: [{ data: l, offset: lse.offset, width: 1 }],
+    workPerRow: 4 * width,
+    call: ({ ins, outs }, count) => [id, ins[0], outs[0], count, width, 2],
+  });
+  for (let r = 0; r < rows; r++)
+    o[out.offset + r] = xs[logits.offset + r * width + ts[targets.offset + r]] - l[lse.offset + r];
+}
+
+/** dlogits = −g[n]·softmax(logits[n]), then + g[n] at the target. */
+export function logprobsBackward(logits: View, targets: View, lse: View, grad: View, dlogits: View): void {
+  if (!allF32(logits, lse, grad, dlogits)) {
+    cpuLogprobsBackward(logits, targets, lse, grad, dlogits);
+    return;
   }
+  assertDense('logprobsBackward', logits, targets, lse, grad);
+  const [rows, width] = rowsOf(logits);
+  if (rows === 0) return;
+  const id = getWasmRuntime().id('logprobs_bwd');
+  const d = f32(dlogits);
+  const g = f32(grad);
+  const ts = dataOf(targets);
+  runRows({
+    kernel: 'logprobsBackward',
+    rows,
+    inputs: [
+      { data: f32(logits), offset: logits.offset, width },
+      { data: f32(lse), offset: lse.offset, width: 1 },
+      { data: g, offset: grad.offset, width: 1 },
+    ],
+    outputs: [{ data: d, offset: dlogits.offset, width }],
+    workPerRow: 3 * width,
+    call: ({ ins, outs }, count) => [id, ins[0], ins[1], ins[2], outs[0], count, width],
+  });
+  for (let r = 0; r < rows; r++) d[dlogits.offset + r * width + ts[targets.offset + r]] += g[grad.offset + r];
 }

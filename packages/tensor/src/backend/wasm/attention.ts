@@ -1,0 +1,84 @@
+/**
+ * Attention forward on the wasm kernel (./emit/attention.ts) for float32 without an explicit mask (causal
+ * or none; grouped-query heads included): q, k, v are copied into the wasm memory whole, and the work is a
+ * list of calls over (batch, head, block of query rows), split over the threads. Each query row is computed
+ * by one call start to end, so results do not depend on the thread count. Scores and sums are float32 (the
+ * CPU kernel uses float64). The backward stays on the CPU kernel.
+ */
+import type { AttentionArgs, View } from '../backend.js';
+import { attention as cpuAttention } from '../cpu/attention.js';
+import { dataOf } from '../cpu/storage.js';
+import { assertDense } from '../cpu/strided.js';
+import type { Call } from './pool.js';
+import { getWasmRuntime } from './runtime.js';
+
+const f32 = (v: View) => dataOf(v) as Float32Array;
+const align16 = (bytes: number) => Math.ceil(bytes / 16) * 16;
+
+export function attention(args: AttentionArgs): void {
+  const { q, k, v, mask, causal, scale, out, lse } = args;
+  if (mask || [q, k, v, out, lse].some((x) => x.dtype !== 'float32')) {
+    cpuAttention(args);
+    return;
+  }
+  assertDense('attention', q, k, v);
+  const [B, H, T, D] = q.shape;
+  const Hkv = k.shape[1];
+  const S = k.shape[2];
+  if (B * H * T === 0) return;
+  if (D === 0 || S === 0) {
+    cpuAttention(args);
+    return;
+  }
+  const rt = getWasmRuntime();
+  const qn = B * H * T * D;
+  const kn = B * Hkv * S * D;
+  const lanes = rt.lanes(4 * B * H * T * S * D);
+  const pieces = Math.min(T, Math.max(1, Math.ceil((2 * lanes) / (B * H))));
+  const rowsPer = Math.ceil(T / pieces);
+  const callsPerHead = Math.ceil(T / rowsPer);
+  const qAt = 0;
+  const kAt = align16(4 * qn);
+  const vAt = align16(kAt + 4 * kn);
+  const oAt = align16(vAt + 4 * kn);
+  const lAt = align16(oAt + 4 * qn);
+  const sAt = align16(lAt + 4 * B * H * T);
+  const mem = rt.reserve(sAt + 4 * S * B * H * callsPerHead);
+  mem.set(f32(q).subarray(q.offset, q.offset + qn), qAt / 4);
+  mem.set(f32(k).subarray(k.offset, k.offset + kn), kAt / 4);
+  mem.set(f32(v).subarray(v.offset, v.offset + kn), vAt / 4);
+  const id = rt.id('attn_fwd');
+  const shift = causal ? S - T : S;
+  const calls: Call[] = [];
+  for (let b = 0; b < B; b++)
+    for (let h = 0; h < H; h++) {
+      const bh = b * H + h;
+      const kv = (b * Hkv + Math.floor(h / (H / Hkv))) * S * D;
+      for (let i0 = 0; i0 < T; i0 += rowsPer) {
+        const scratch = sAt + 4 * S * calls.length;
+        const qp = qAt + 4 * bh * T * D;
+        const op = oAt + 4 * bh * T * D;
+        const i1 = Math.min(T, i0 + rowsPer);
+        calls.push([
+          id,
+          qp,
+          kAt + 4 * kv,
+          vAt + 4 * kv,
+          op,
+          lAt + 4 * bh * T,
+          scratch,
+          T,
+          S,
+          D,
+          i0,
+          i1,
+          shift,
+          scale,
+        ]);
+      }
+    }
+  rt.parallel('attention', calls);
+  const view = rt.reserve(0);
+  f32(out).set(view.subarray(oAt / 4, oAt / 4 + qn), out.offset);
+  f32(lse).set(view.subarray(lAt / 4, lAt / 4 + B * H * T), lse.offset);
+}

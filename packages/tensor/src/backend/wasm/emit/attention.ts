@@ -1,0 +1,152 @@
+/**
+ * Scaled dot-product attention forward for one (batch, head) and a range of query rows:
+ *
+ * `attn_fwd(qp, kp, vp, op, lp, sp, T, S, D, i0, i1, shift, scale)`: q [T, D] at qp, k and v [S, D], out
+ * [T, D] at op, the log-sum-exp of each score row at lp (T floats), scratch for one score row at sp (S
+ * floats). Query i sees keys j < min(S, i + shift + 1): shift = S − T is the causal mask aligned
+ * bottom-right, shift ≥ S no mask. A row that sees no key gets zeros and a log-sum-exp of −Infinity.
+ * Each row: scores by SIMD dot products over D, exp(s − max) and their sum, then out = Σ p_j·v_j.
+ */
+import { type Code, F32, F64, I32, type ModuleBuilder, V128 } from '../builder.js';
+import { emitExp, expTemps, horizontal, horizontalSumF64, loopWhile, rowLoop } from './common.js';
+
+function emitForward(c: Code, logFn: number): void {
+  const [qp, kp, vp, op, lp, sp, , S, D, i0, i1, shift, scale] = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12];
+  const [i, j, p, db, lim, lb, q, k, o] = new Array(9).fill(0).map(() => c.local(I32));
+  const [mx, s] = [c.local(F32), c.local(F32)];
+  const sum = c.local(F64);
+  const [vacc, vm, ve, vx] = [c.local(V128), c.local(V128), c.local(V128), c.local(V128)];
+  const tmp = expTemps(c);
+  c.localGet(D).i32Const(2).i32Shl().localSet(db);
+  c.localGet(i0).localSet(i);
+  c.block().loop();
+  c.localGet(i).localGet(i1).i32GeS().brIf(1);
+  c.localGet(qp).localGet(i).localGet(db).i32Mul().i32Add().localSet(q);
+  c.localGet(op).localGet(i).localGet(db).i32Mul().i32Add().localSet(o);
+  // lim = clamp(i + shift + 1, 0, S) keys, lb = 4·lim bytes of scores.
+  c.localGet(i).localGet(shift).i32Add().i32Const(1).i32Add().localTee(lim);
+  c.localGet(S).localGet(lim).localGet(S).i32LtS().select().localSet(lim);
+  c.localGet(lim).i32Const(0).localGet(lim).i32Const(0).i32GtS().select().localTee(lim);
+  c.i32Const(2).i32Shl().localSet(lb);
+
+  // Scores s_j = scale·(q·k_j) into the scratch row, and their max.
+  c.f32Const(Number.NEGATIVE_INFINITY).localSet(mx);
+  c.localGet(kp).localSet(k);
+  c.i32Const(0).localSet(j);
+  loopWhile(c, j, lim, 1, () => {
+    c.f32x4SplatConst(0).localSet(vacc);
+    c.f32Const(0).localSet(s);
+    rowLoop(
+      c,
+      p,
+      db,
+      () => {
+        c.localGet(vacc).localGet(q).localGet(p).i32Add().v128Load();
+        c.localGet(k).localGet(p).i32Add().v128Load().f32x4Mul().f32x4Add().localSet(vacc);
+      },
+      () => {
+        c.localGet(s).localGet(q).localGet(p).i32Add().f32Load();
+        c.localGet(k).localGet(p).i32Add().f32Load().f32Mul().f32Add().localSet(s);
+      },
+    );
+    horizontal(c, vacc, (x) => x.f32Add());
+    c.localGet(s).f32Add().localGet(scale).f32Mul().localSet(s);
+    c.localGet(sp).localGet(j).i32Const(2).i32Shl().i32Add().localGet(s).f32Store();
+    c.localGet(mx).localGet(s).f32Max().localSet(mx);
+    c.localGet(k).localGet(db).i32Add().localSet(k);
+  });
+  c.localGet(mx).f32Const(Number.NEGATIVE_INFINITY).f32Eq().if().f32Const(0).localSet(mx).end();
+
+  // p_j = exp(s_j − max) in place, and their sum.
+  c.localGet(mx).f32x4Splat().localSet(vm);
+  c.f32x4SplatConst(0).localSet(vacc);
+  c.f64Const(0).localSet(sum);
+  rowLoop(
+    c,
+    p,
+    lb,
+    () => {
+      c.localGet(sp).localGet(p).i32Add().v128Load().localGet(vm).f32x4Sub().localSet(vx);
+      emitExp(c, vx, tmp);
+      c.localSet(ve);
+      c.localGet(sp).localGet(p).i32Add().localGet(ve).v128Store();
+      c.localGet(vacc).localGet(ve).f32x4Add().localSet(vacc);
+    },
+    () => {
+      c.localGet(sp).localGet(p).i32Add().f32Load().localGet(mx).f32Sub().f32x4Splat().localSet(vx);
+      emitExp(c, vx, tmp);
+      c.f32x4ExtractLane(0).localSet(s);
+      c.localGet(sp).localGet(p).i32Add().localGet(s).f32Store();
+      c.localGet(sum).localGet(s).f64PromoteF32().f64Add().localSet(sum);
+    },
+  );
+  c.localGet(sum);
+  horizontalSumF64(c, vacc);
+  c.f64Add().localSet(sum);
+
+  // out = Σ_j p_j·v_j, then · 1/sum (zeros where no key is visible: sum = 0 and no term added).
+  const zero = () => {
+    rowLoop(
+      c,
+      p,
+      db,
+      () => c.localGet(o).localGet(p).i32Add().f32x4SplatConst(0).v128Store(),
+      () => c.localGet(o).localGet(p).i32Add().f32Const(0).f32Store(),
+    );
+  };
+  zero();
+  c.localGet(vp).localSet(k);
+  c.i32Const(0).localSet(j);
+  loopWhile(c, j, lb, 4, () => {
+    c.localGet(sp).localGet(j).i32Add().v128Load32Splat().localSet(ve);
+    rowLoop(
+      c,
+      p,
+      db,
+      () => {
+        c.localGet(o).localGet(p).i32Add();
+        c.localGet(o).localGet(p).i32Add().v128Load();
+        c.localGet(k).localGet(p).i32Add().v128Load().localGet(ve).f32x4Mul().f32x4Add().v128Store();
+      },
+      () => {
+        c.localGet(o).localGet(p).i32Add();
+        c.localGet(o).localGet(p).i32Add().f32Load();
+        c.localGet(k).localGet(p).i32Add().f32Load().localGet(ve).f32x4ExtractLane(0).f32Mul();
+        c.f32Add().f32Store();
+      },
+    );
+    c.localGet(k).localGet(db).i32Add().localSet(k);
+  });
+  c.localGet(sum).f64Const(0).f64Gt().if();
+  c.f64Const(1).localGet(sum).f64Div().f32DemoteF64().f32x4Splat().localSet(ve);
+  rowLoop(
+    c,
+    p,
+    db,
+    () => {
+      c.localGet(o).localGet(p).i32Add();
+      c.localGet(o).localGet(p).i32Add().v128Load().localGet(ve).f32x4Mul().v128Store();
+    },
+    () => {
+      c.localGet(o).localGet(p).i32Add();
+      c.localGet(o).localGet(p).i32Add().f32Load().localGet(ve).f32x4ExtractLane(0).f32Mul().f32Store();
+    },
+  );
+  c.localGet(lp).localGet(i).i32Const(2).i32Shl().i32Add();
+  c.localGet(mx).f64PromoteF32().localGet(sum).call(logFn).f64Add().f32DemoteF64().f32Store();
+  c.else();
+  c.localGet(lp).localGet(i).i32Const(2).i32Shl().i32Add().f32Const(Number.NEGATIVE_INFINITY).f32Store();
+  c.end();
+
+  c.localGet(i).i32Const(1).i32Add().localSet(i).br(0);
+  c.end().end();
+}
+
+export function addAttention(m: ModuleBuilder, logFn: number): void {
+  m.func(
+    [I32, I32, I32, I32, I32, I32, I32, I32, I32, I32, I32, I32, F32],
+    [],
+    (c) => emitForward(c, logFn),
+    'attn_fwd',
+  );
+}

@@ -1,0 +1,265 @@
+/**
+ * Row kernels over dense [rows, width] f32 blocks (pointers are byte addresses):
+ *
+ * - `softmax(xp, op, rows, width, mode)`: mode 0 writes softmax, 1 log-softmax (both [rows, width] at op),
+ *   2 only each row's log-sum-exp (one f32 per row at op). The row sum is Kahan-compensated per lane and
+ *   the lanes added in f64: good to about 1 ulp.
+ * - `softmax_bwd(yp, gp, op, rows, width, log)`: from the forward output y and its gradient g:
+ *   softmax: y·(g − Σ g·y); log-softmax: g − exp(y)·Σ g.
+ * - `logprobs_bwd(xp, lp, gp, op, rows, width)`: −g[r]·exp(x − lse[r]) (the caller adds g[r] at the target).
+ */
+import { type Code, F32, F64, I32, type ModuleBuilder, V128 } from '../builder.js';
+import { emitExp, expTemps, horizontal, horizontalSumF64, rowLoop } from './common.js';
+
+function emitSoftmax(c: Code, logFn: number): void {
+  const [xp, op, rows, width, mode] = [0, 1, 2, 3, 4];
+  const [p, r, nb] = [c.local(I32), c.local(I32), c.local(I32)];
+  const mx = c.local(F32);
+  const sum = c.local(F64);
+  const s = c.local(F32);
+  const lsum = c.local(F64);
+  const [vm, vx, vs, vc, vt] = new Array(5).fill(0).map(() => c.local(V128));
+  const tmp = expTemps(c);
+  const loadX = () => c.localGet(xp).localGet(p).i32Add();
+  const addrO = () => c.localGet(op).localGet(p).i32Add();
+  c.localGet(width).i32Const(2).i32Shl().localSet(nb);
+
+  c.i32Const(0).localSet(r);
+  c.block().loop();
+  c.localGet(r).localGet(rows).i32GeS().brIf(1);
+
+  // Pass 1: the row max (f32x4.max and f32.max propagate NaN).
+  c.f32x4SplatConst(Number.NEGATIVE_INFINITY).localSet(vm);
+  c.f32Const(Number.NEGATIVE_INFINITY).localSet(mx);
+  rowLoop(
+    c,
+    p,
+    nb,
+    () => loadX().v128Load().localGet(vm).f32x4Max().localSet(vm),
+    () => loadX().f32Load().localGet(mx).f32Max().localSet(mx),
+  );
+  horizontal(c, vm, (k) => k.f32Max());
+  c.localGet(mx).f32Max().localSet(mx);
+  // A row of -Infinity: shift by 0 instead, so exp gives 0s, the sum 0 and the log-sum-exp -Infinity.
+  c.localGet(mx).f32Const(Number.NEGATIVE_INFINITY).f32Eq().if().f32Const(0).localSet(mx).end();
+
+  // Pass 2: sum of exp(x - max), stored at op in softmax mode.
+  c.localGet(mx).f32x4Splat().localSet(vm);
+  c.f32x4SplatConst(0).localSet(vs);
+  c.f32x4SplatConst(0).localSet(vc);
+  c.f64Const(0).localSet(sum);
+  rowLoop(
+    c,
+    p,
+    nb,
+    () => {
+      loadX().v128Load().localGet(vm).f32x4Sub().localSet(vx);
+      emitExp(c, vx, tmp);
+      c.localSet(vx);
+      c.localGet(mode).i32Eqz().if();
+      addrO().localGet(vx).v128Store();
+      c.end();
+      // y = e - vc; t = vs + y; vc = (t - vs) - y; vs = t (y kept in vx).
+      c.localGet(vx).localGet(vc).f32x4Sub().localSet(vx);
+      c.localGet(vs).localGet(vx).f32x4Add().localSet(vt);
+      c.localGet(vt).localGet(vs).f32x4Sub().localGet(vx).f32x4Sub().localSet(vc);
+      c.localGet(vt).localSet(vs);
+    },
+    () => {
+      loadX().f32Load().localGet(mx).f32Sub().f32x4Splat().localSet(vx);
+      emitExp(c, vx, tmp);
+      c.f32x4ExtractLane(0).localSet(s);
+      c.localGet(sum).localGet(s).f64PromoteF32().f64Add().localSet(sum);
+      c.localGet(mode).i32Eqz().if();
+      addrO().localGet(s).f32Store();
+      c.end();
+    },
+  );
+  for (let lane = 0; lane < 4; lane++) {
+    c.localGet(sum).localGet(vs).f32x4ExtractLane(lane).f64PromoteF32().f64Add();
+    c.localGet(vc).f32x4ExtractLane(lane).f64PromoteF32().f64Sub().localSet(sum);
+  }
+
+  // Pass 3.
+  c.localGet(mode).i32Eqz().if();
+  // softmax: e · (1 / sum)
+  c.f64Const(1).localGet(sum).f64Div().f32DemoteF64().localTee(s).f32x4Splat().localSet(vs);
+  rowLoop(
+    c,
+    p,
+    nb,
+    () => {
+      addrO();
+      addrO().v128Load().localGet(vs).f32x4Mul().v128Store();
+    },
+    () => {
+      addrO();
+      addrO().f32Load().localGet(s).f32Mul().f32Store();
+    },
+  );
+  c.else();
+  // log(sum), via the imported Math.log (in f64).
+  c.localGet(sum).call(logFn).localSet(lsum);
+  c.localGet(lsum).f32DemoteF64().localSet(s);
+  c.localGet(mode).i32Const(1).i32Ne().if();
+  // log-sum-exp only: one f32 per row.
+  c.localGet(op).localGet(r).i32Const(2).i32Shl().i32Add();
+  c.localGet(mx).f64PromoteF32().localGet(lsum).f64Add().f32DemoteF64().f32Store();
+  c.else();
+  // log-softmax: (x - max) - log(sum)
+  c.localGet(s).f32x4Splat().localSet(vs);
+  rowLoop(
+    c,
+    p,
+    nb,
+    () => {
+      addrO();
+      loadX().v128Load().localGet(vm).f32x4Sub().localGet(vs).f32x4Sub().v128Store();
+    },
+    () => {
+      addrO();
+      loadX().f32Load().localGet(mx).f32Sub().localGet(s).f32Sub().f32Store();
+    },
+  );
+  c.end();
+  c.end();
+
+  // Next row: x advances by a row; the output by a row (modes 0, 1) or not at all (mode 2 indexes by r).
+  c.localGet(xp).localGet(nb).i32Add().localSet(xp);
+  c.localGet(mode).i32Const(2).i32Ne().if();
+  c.localGet(op).localGet(nb).i32Add().localSet(op);
+  c.end();
+  c.localGet(r).i32Const(1).i32Add().localSet(r).br(0);
+  c.end().end();
+}
+
+/** Loops over `rows` rows of `nb` bytes, advancing the given pointer locals by a row after each `body`. */
+function forRows(c: Code, rows: number, nb: number, ptrs: number[], body: () => void): void {
+  const r = c.local(I32);
+  c.i32Const(0).localSet(r);
+  c.block().loop();
+  c.localGet(r).localGet(rows).i32GeS().brIf(1);
+  body();
+  for (const q of ptrs) c.localGet(q).localGet(nb).i32Add().localSet(q);
+  c.localGet(r).i32Const(1).i32Add().localSet(r).br(0);
+  c.end().end();
+}
+
+function emitSoftmaxBackward(c: Code): void {
+  const [yp, gp, op, rows, width, log] = [0, 1, 2, 3, 4, 5];
+  const [p, nb] = [c.local(I32), c.local(I32)];
+  const [dot, e] = [c.local(F32), c.local(F32)];
+  const [vd, vx] = [c.local(V128), c.local(V128)];
+  const tmp = expTemps(c);
+  const at = (base: number) => c.localGet(base).localGet(p).i32Add();
+  c.localGet(width).i32Const(2).i32Shl().localSet(nb);
+  forRows(c, rows, nb, [yp, gp, op], () => {
+    // dot = Σ g (log-softmax) or Σ g·y (softmax): lanes in f32, combined in f64.
+    c.f32x4SplatConst(0).localSet(vd);
+    c.f32Const(0).localSet(dot);
+    c.localGet(log).if();
+    rowLoop(
+      c,
+      p,
+      nb,
+      () => {
+        c.localGet(vd);
+        at(gp).v128Load().f32x4Add().localSet(vd);
+      },
+      () => {
+        c.localGet(dot);
+        at(gp).f32Load().f32Add().localSet(dot);
+      },
+    );
+    c.else();
+    rowLoop(
+      c,
+      p,
+      nb,
+      () => {
+        c.localGet(vd);
+        at(gp).v128Load();
+        at(yp).v128Load().f32x4Mul().f32x4Add().localSet(vd);
+      },
+      () => {
+        c.localGet(dot);
+        at(gp).f32Load();
+        at(yp).f32Load().f32Mul().f32Add().localSet(dot);
+      },
+    );
+    c.end();
+    horizontalSumF64(c, vd);
+    c.localGet(dot).f64PromoteF32().f64Add().f32DemoteF64().localSet(dot);
+    c.localGet(dot).f32x4Splat().localSet(vd);
+    c.localGet(log).if();
+    rowLoop(
+      c,
+      p,
+      nb,
+      () => {
+        at(op);
+        at(yp).v128Load().localSet(vx);
+        emitExp(c, vx, tmp);
+        c.localGet(vd).f32x4Mul().localSet(vx);
+        at(gp).v128Load().localGet(vx).f32x4Sub().v128Store();
+      },
+      () => {
+        at(op);
+        at(yp).f32Load().f32x4Splat().localSet(vx);
+        emitExp(c, vx, tmp);
+        c.f32x4ExtractLane(0).localGet(dot).f32Mul().localSet(e);
+        at(gp).f32Load().localGet(e).f32Sub().f32Store();
+      },
+    );
+    c.else();
+    rowLoop(
+      c,
+      p,
+      nb,
+      () => {
+        at(op);
+        at(yp).v128Load();
+        at(gp).v128Load().localGet(vd).f32x4Sub().f32x4Mul().v128Store();
+      },
+      () => {
+        at(op);
+        at(yp).f32Load();
+        at(gp).f32Load().localGet(dot).f32Sub().f32Mul().f32Store();
+      },
+    );
+    c.end();
+  });
+}
+
+function emitLogprobsBackward(c: Code): void {
+  const [xp, lp, gp, op, rows, width] = [0, 1, 2, 3, 4, 5];
+  const [p, nb] = [c.local(I32), c.local(I32)];
+  const [vz, vg, vx] = [c.local(V128), c.local(V128), c.local(V128)];
+  const tmp = expTemps(c);
+  const at = (base: number) => c.localGet(base).localGet(p).i32Add();
+  c.localGet(width).i32Const(2).i32Shl().localSet(nb);
+  forRows(c, rows, nb, [xp, op], () => {
+    c.localGet(lp).f32Load().f32x4Splat().localSet(vz);
+    c.localGet(gp).f32Load().f32Neg().f32x4Splat().localSet(vg);
+    c.localGet(lp).i32Const(4).i32Add().localSet(lp);
+    c.localGet(gp).i32Const(4).i32Add().localSet(gp);
+    const body = (vector: boolean) => () => {
+      at(op);
+      if (vector) at(xp).v128Load();
+      else at(xp).f32Load().f32x4Splat();
+      c.localGet(vz).f32x4Sub().localSet(vx);
+      emitExp(c, vx, tmp);
+      c.localGet(vg).f32x4Mul();
+      if (vector) c.v128Store();
+      else c.f32x4ExtractLane(0).f32Store();
+    };
+    rowLoop(c, p, nb, body(true), body(false));
+  });
+}
+
+/** Adds `softmax`, `softmax_bwd` and `logprobs_bwd` to the module. */
+export function addSoftmax(m: ModuleBuilder, logFn: number): void {
+  m.func([I32, I32, I32, I32, I32], [], (c) => emitSoftmax(c, logFn), 'softmax');
+  m.func([I32, I32, I32, I32, I32, I32], [], emitSoftmaxBackward, 'softmax_bwd');
+  m.func([I32, I32, I32, I32, I32, I32], [], emitLogprobsBackward, 'logprobs_bwd');
+}

@@ -1,0 +1,170 @@
+/**
+ * The wasm kernels' worker pool: results do not depend on the number of threads (bitwise), workers start
+ * lazily (only for a large kernel), a process that used them exits on its own, and a kernel error in a
+ * worker surfaces as a thrown error naming the kernel.
+ */
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, test } from 'vitest';
+import {
+  type Tensor,
+  adamwUpdate,
+  add,
+  exp,
+  gelu,
+  layerNorm,
+  logSoftmax,
+  logprobs,
+  matmul,
+  scaledDotProductAttention,
+  softmax,
+  tensor,
+  tidy,
+} from '../src/index.js';
+import {
+  disableWasmKernels,
+  enableWasmKernels,
+  shutdownWasmWorkers,
+  waitForWasmWorkers,
+  wasmSimdSupported,
+  wasmWorkerInfo,
+} from '../src/backend/wasm/index.js';
+import { getWasmRuntime } from '../src/backend/wasm/runtime.js';
+import { expectIdentical, f32, leaf } from './wasm-helpers.js';
+
+/** Enables the kernels on `threads` threads and waits until its workers run. */
+function useThreads(threads: number): void {
+  enableWasmKernels({ threads });
+  expect(waitForWasmWorkers(20000)).toBe(threads - 1);
+}
+
+/** Outputs and gradients of large enough ops that every wasm kernel splits its work over the threads. */
+function workload(): Tensor[] {
+  return tidy(() => {
+    const out: Tensor[] = [];
+    const a = f32([203, 157], 1);
+    const b = f32([157, 131], 2);
+    out.push(matmul(a, b));
+    out.push(matmul(f32([6, 67, 40], 3), f32([6, 40, 53], 4)));
+    const x = leaf(f32([301, 203], 5, 4));
+    const w = leaf(f32([203], 6));
+    const y = logSoftmax(gelu(layerNorm(x, w, w)));
+    const targets = tensor(
+      Int32Array.from({ length: 301 }, (_, i) => (i * 37) % 203),
+      { shape: [301] },
+    );
+    const lp = logprobs(y.mul(3), targets);
+    lp.sum()
+      .add(
+        softmax(x)
+          .mul(f32([301, 203], 7))
+          .sum(),
+      )
+      .backward();
+    out.push(y, lp, x.grad as Tensor, w.grad as Tensor, exp(x), add(x, w));
+    const q = f32([2, 4, 70, 24], 8);
+    const k = f32([2, 2, 90, 24], 9);
+    out.push(scaledDotProductAttention(q, k, k, { causal: true }));
+    const p = f32([9000], 10);
+    const m = f32([9000], 11, 0.1);
+    const v = f32([9000], 12, 0.1).abs();
+    adamwUpdate(p, f32([9000], 13), m, v, { lr: 1e-3, step: 3 });
+    out.push(p, m, v);
+    return out.map((t) => t.detach());
+  });
+}
+
+describe.skipIf(!wasmSimdSupported())('wasm worker pool', () => {
+  afterAll(() => {
+    disableWasmKernels();
+    shutdownWasmWorkers();
+    enableWasmKernels({ threads: undefined });
+    disableWasmKernels();
+  });
+
+  test('results are bitwise independent of the number of threads', () => {
+    useThreads(1);
+    const one = workload();
+    for (const threads of [2, 3]) {
+      useThreads(threads);
+      const before = wasmWorkerInfo().sharedJobs;
+      const many = workload();
+      // matmul (2 calls), softmax, layer norm, logprobs, exp, attention, AdamW and backward kernels: each
+      // a job shared with the workers.
+      expect(wasmWorkerInfo().sharedJobs - before).toBeGreaterThanOrEqual(10);
+      for (const [i, t] of one.entries()) expectIdentical(many[i], t, `threads=${threads} output ${i}`);
+    }
+  });
+
+  test('workers start lazily: not for small kernels, on the first large one', () => {
+    shutdownWasmWorkers();
+    enableWasmKernels({ threads: 2 });
+    expect(wasmWorkerInfo().started).toBe(false);
+    tidy(() => matmul(f32([8, 8], 1), f32([8, 8], 2)).dataSync());
+    expect(wasmWorkerInfo().started).toBe(false);
+    tidy(() => matmul(f32([128, 128], 1), f32([128, 128], 2)).dataSync());
+    expect(wasmWorkerInfo().started).toBe(true);
+    expect(waitForWasmWorkers(20000)).toBe(1);
+  });
+
+  test('a kernel error in a worker is thrown, naming the kernel; the pool keeps working', () => {
+    useThreads(2);
+    const rt = getWasmRuntime();
+    const id = rt.id('softmax');
+    rt.reserve(1 << 20);
+    // The first call (the main thread's share) is valid; the second points far past the memory.
+    const calls = [
+      [id, 0, 0, 1, 64, 0],
+      [id, 0x7fff0000, 0, 1, 64, 0],
+    ];
+    expect(() => rt.parallel('softmax-probe', calls)).toThrow(
+      /wasm kernel 'softmax-probe' failed \(worker 0: .*out of bounds/,
+    );
+    // On the main thread too.
+    expect(() => rt.parallel('softmax-probe', [calls[1]])).toThrow(
+      /wasm kernel 'softmax-probe' failed \(main thread: .*out of bounds/,
+    );
+    const again = workload();
+    expect(again.length).toBeGreaterThan(0);
+  });
+
+  test('a process that used the threaded kernels exits on its own', async () => {
+    const entry = fileURLToPath(new URL('../src/index.ts', import.meta.url));
+    const script = [
+      `import * as T from ${JSON.stringify(entry)};`,
+      'T.enableWasmKernels({ threads: 2 });',
+      'const a = T.ones([256, 256]);',
+      'T.matmul(a, a).dataSync();',
+      "if (T.waitForWasmWorkers(20000) !== 1) throw new Error('workers did not start');",
+      "console.log('done', T.matmul(a, a).dataSync()[0]);",
+    ].join('\n');
+    const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    let doneAt = 0;
+    child.stdout.on('data', (d: Buffer) => {
+      stdout += d;
+      if (stdout.includes('done') && doneAt === 0) doneAt = performance.now();
+    });
+    child.stderr.on('data', (d: Buffer) => {
+      stderr += d;
+    });
+    const code = await new Promise<number | null>((resolve) => {
+      const timer = setTimeout(() => {
+        child.kill('SIGKILL');
+        resolve(null);
+      }, 40000);
+      child.on('exit', (c) => {
+        clearTimeout(timer);
+        resolve(c);
+      });
+    });
+    expect(stderr).toBe('');
+    expect(stdout.trim()).toBe('done 256');
+    expect(code).toBe(0);
+    // From its last output to its exit: no worker keeps it alive.
+    expect(performance.now() - doneAt).toBeLessThan(3000);
+  }, 60000);
+});
