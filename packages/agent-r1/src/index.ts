@@ -143,6 +143,45 @@ export {
   formatValue,
 } from './trainer/progress.js';
 export {
+  type ResultRow,
+  type ScoredExample,
+  aggregateRows,
+  formatResultsMatrix,
+  formatResultsTable,
+  policyRows,
+  writeResults,
+} from './trainer/results.js';
+export {
+  type TablePolicy,
+  loadPolicyFrom,
+  methodName,
+  plotRunCurves,
+  resultsTable,
+  tableExamples,
+} from './trainer/report.js';
+export { lengthBucketedBatches, warmStart } from './trainer/warm-start.js';
+export { type TrainResult, trainAgent } from './trainer/trainer.js';
+export { type Evaluation, evaluate } from './trainer/evaluate.js';
+export { type SftOptions, type SftStepResult, sftStep } from './trainer/sft.js';
+export { demonstrate } from './trainer/demonstrations.js';
+export { type RlContext, type StepMetrics, meanInfo, rlStep } from './trainer/rl-step.js';
+export { buildCritic, buildPolicy, freezeCopy, policyConfig } from './trainer/models.js';
+export { type RolloutOptions, rollout } from './rollout/engine.js';
+export type { RolloutLimits, RolloutSampling, TextCodec } from './rollout/config.js';
+export {
+  type FinishReason,
+  type PlacedReward,
+  type RewardKind,
+  type ToolCallRecord,
+  type Trajectory,
+  type TurnSpan,
+  actionTokenCount,
+  startTrajectory,
+  totalReward,
+} from './mdp/trajectory.js';
+export { type AgentTask, type TaskFactory, createTask, registerTask } from './tasks/index.js';
+export * from './tasks/multihop-qa/index.js';
+export {
   type CliOutput,
   type CommandContext,
   type CommandHandlers,

@@ -1,51 +1,166 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { runCli } from '../src/cli/run.js';
+import { handlers } from '../src/trainer/commands.js';
 import { presets, resolveConfig } from '../src/trainer/config.js';
-import { trainAgent } from '../src/trainer/trainer.js';
-import { createTask } from '../src/tasks/index.js';
+import type { ResultRow } from '../src/trainer/results.js';
 
-describe('multihop-qa training smoke run', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'multihop-train-'));
-  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const dir = mkdtempSync(join(tmpdir(), 'multihop-train-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
+class Capture {
+  text = '';
+  write(s: string) {
+    this.text += s;
+    return true;
+  }
+}
+
+async function cli(argv: string[]) {
+  const stdout = new Capture();
+  const stderr = new Capture();
+  const code = await runCli(argv, handlers, { stdout, stderr });
+  return { code, out: stdout.text, err: stderr.text };
+}
+
+const TINY = [
+  'model.dModel=16',
+  'model.layers=1',
+  'model.heads=2',
+  'model.kvHeads=1',
+  'rollout.n=2',
+  'rollout.maxTokensPerTurn=8',
+  'train.promptsPerStep=1',
+  'train.miniBatchSize=2',
+  'train.microBatchSize=2',
+  'eval.every=0',
+  'eval.examples=2',
+  'eval.testExamples=6',
+  'log.progress=none',
+  'checkpoint.every=0',
+];
+
+const rowsOf = (file: string): ResultRow[] => JSON.parse(readFileSync(file, 'utf8'));
+
+describe('multihop-qa pipeline through the CLI', () => {
   it('has a multihop preset on the multihop-qa task', () => {
     const c = resolveConfig({ preset: 'multihop' });
     expect(c.task).toBe('multihop-qa');
     expect(presets.multihop.rollout?.maxTurns).toBe(4);
   });
 
-  it('warm-starts and takes an RL step on multihop-qa with tiny settings', async () => {
-    const config = resolveConfig({
-      preset: 'multihop',
-      overrides: [
-        'model.dModel=16',
-        'model.layers=1',
-        'model.heads=2',
-        'model.kvHeads=1',
-        'sft.steps=2',
-        'sft.demonstrations=4',
-        'sft.batchSize=2',
-        'train.steps=1',
-        'train.promptsPerStep=1',
-        'train.miniBatchSize=2',
-        'train.microBatchSize=2',
-        'rollout.n=2',
-        'rollout.maxTokensPerTurn=8',
-        'eval.every=0',
-        'eval.examples=2',
-        'log.progress=none',
-        `log.dir=${join(dir, 'log')}`,
-        `checkpoint.dir=${join(dir, 'ck')}`,
-        'checkpoint.every=0',
-      ],
-    });
-    const task = await createTask(config);
-    const lines: string[] = [];
-    const result = await trainAgent(config, task, { log: (s) => lines.push(s) });
-    expect(result.steps).toBe(1);
-    expect(lines.some((l) => l.startsWith('warm start: 2 steps'))).toBe(true);
-    result.policy.dispose();
-  });
+  it('train: warm start, RL, then the results table with baselines, the warm start and the policy', async () => {
+    const run = join(dir, 'run');
+    const r = await cli([
+      'train',
+      '--preset',
+      'multihop',
+      ...TINY,
+      'sft.steps=2',
+      'sft.demonstrations=4',
+      'sft.batchSize=2',
+      'train.steps=1',
+      `log.dir=${run}`,
+      `checkpoint.dir=${join(run, 'checkpoints')}`,
+    ]);
+    expect(r.err).toBe('');
+    expect(r.code).toBe(0);
+    expect(r.out).toMatch(/warm start: 2 steps on 4 demonstrations/);
+    expect(r.out).toContain('multihop-qa: test split');
+    const rows = rowsOf(join(run, 'results.json'));
+    const methods = [...new Set(rows.map((x) => x.method))];
+    expect(methods).toEqual([
+      'no retrieval',
+      'naive RAG',
+      'scripted searcher',
+      'supervised (warm start)',
+      'GRPO',
+    ]);
+    for (const m of methods) expect(rows.find((x) => x.method === m && x.group === 'all')?.n).toBe(6);
+    expect(readFileSync(join(run, 'results.md'), 'utf8')).toContain('| GRPO |');
+  }, 120_000);
+
+  it('train from init: starts from a checkpoint folder, no warm start', async () => {
+    const run = join(dir, 'from-init');
+    const r = await cli([
+      'train',
+      '--preset',
+      'multihop',
+      ...TINY,
+      'sft.steps=0',
+      'train.steps=1',
+      'algorithm.useActionMask=false',
+      `init=${join(dir, 'run', 'checkpoints', 'warm-start')}`,
+      `log.dir=${run}`,
+      `checkpoint.dir=${join(run, 'checkpoints')}`,
+    ]);
+    expect(r.err).toBe('');
+    expect(r.out).toMatch(/initialised the policy from .*warm-start/);
+    const methods = new Set(rowsOf(join(run, 'results.json')).map((x) => x.method));
+    expect(methods.has('supervised (warm start)')).toBe(true);
+    expect(methods.has('GRPO, no action mask')).toBe(true);
+  }, 120_000);
+
+  it('eval: policies by name on user JSONL questions and corpus (no scripted searcher row there)', async () => {
+    const questions = join(dir, 'q.jsonl');
+    const corpus = join(dir, 'c.jsonl');
+    writeFileSync(
+      questions,
+      `${JSON.stringify({ question: 'What is the capital of Norway?', golden_answers: ['Oslo'] })}\n${JSON.stringify({ question: 'What currency does Japan use?', golden_answers: ['yen', 'Japanese yen'] })}\n`,
+    );
+    writeFileSync(
+      corpus,
+      `${JSON.stringify({ id: 'a', contents: '"Norway (capital)"\nThe capital of Norway is Oslo.' })}\n${JSON.stringify({ id: 'b', contents: '"Japan (currency)"\nJapan uses the Japanese yen (JPY).' })}\n`,
+    );
+    const out = join(dir, 'user-eval');
+    const r = await cli([
+      'eval',
+      '--preset',
+      'multihop',
+      ...TINY,
+      '--questions',
+      questions,
+      '--corpus',
+      corpus,
+      '--policy',
+      `sft=${join(dir, 'run', 'checkpoints', 'warm-start')}`,
+      '--policy',
+      `grpo=${join(dir, 'run', 'checkpoints', 'policy')}`,
+      '--out',
+      out,
+    ]);
+    expect(r.err).toBe('');
+    expect(r.code).toBe(0);
+    const rows = rowsOf(join(out, 'results.json'));
+    expect([...new Set(rows.map((x) => x.method))]).toEqual(['no retrieval', 'naive RAG', 'sft', 'grpo']);
+    // Naive RAG reads both answers out of this two-document corpus.
+    expect(rows.find((x) => x.method === 'naive RAG' && x.group === 'all')?.em).toBe(1);
+    expect(existsSync(join(out, 'results.md'))).toBe(true);
+  }, 120_000);
+
+  it('eval: a missing policy folder and a checkpoint of another shape stop with the folder named', async () => {
+    const missing = await cli([
+      'eval',
+      '--preset',
+      'multihop',
+      ...TINY,
+      '--policy',
+      `x=${join(dir, 'nope')}`,
+    ]);
+    expect(missing.code).toBe(1);
+    expect(missing.err).toContain(`policy ${join(dir, 'nope')}: no model.safetensors there`);
+    const shape = await cli([
+      'eval',
+      '--preset',
+      'multihop',
+      ...TINY,
+      'model.dModel=24',
+      '--policy',
+      `x=${join(dir, 'run', 'checkpoints', 'policy')}`,
+    ]);
+    expect(shape.code).toBe(1);
+    expect(shape.err).toMatch(/shape|\[/);
+  }, 120_000);
 });

@@ -5,7 +5,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runTextEpisode } from '../src/mdp/text-episode.js';
 import type { QaExample } from '../src/tasks/multihop-qa/data/types.js';
 import {
-  formatResultsTable,
   loadMultihopResources,
   MULTIHOP_SPECIAL_TOKENS,
   type MultihopResources,
@@ -18,6 +17,7 @@ import {
 } from '../src/tasks/multihop-qa/index.js';
 import type { SearchServer } from '../src/tasks/multihop-qa/search/index.js';
 import type { AgentTask } from '../src/tasks/task.js';
+import { formatResultsTable } from '../src/trainer/results.js';
 
 /** Every n-th question of a list: a spread-out sample. */
 const sample = (xs: readonly QaExample[], n: number) =>
@@ -60,7 +60,7 @@ describe('multihop-qa task', () => {
   it('the scripted searcher reaches high EM through the real ToolEnv', async () => {
     const qs = sample(r.dataset.questions.test, 80);
     const rows = await scriptedSearcherBaseline(qs, task.makeEnv, r.docs);
-    const all = rows.find((x) => x.hops === 'all');
+    const all = rows.find((x) => x.group === 'all');
     expect(all?.n).toBe(qs.length);
     expect(all?.em).toBeGreaterThan(0.85);
     const ex = r.dataset.questions.test.find((q) => q.hops === 3) as QaExample;
@@ -76,7 +76,7 @@ describe('multihop-qa task', () => {
     );
     const naive = await naiveRagBaseline(qs, r.index);
     const scripted = await scriptedSearcherBaseline(qs, task.makeEnv, r.docs);
-    const em = (rows: typeof naive) => rows.find((x) => x.hops === 2)?.em ?? Number.NaN;
+    const em = (rows: typeof naive) => rows.find((x) => x.group === 2)?.em ?? Number.NaN;
     expect(em(scripted) - em(naive)).toBeGreaterThan(0.4);
     const table = formatResultsTable([...naive, ...scripted]);
     expect(table.split('\n')[0]).toBe('| method | hops | n | EM | F1 | subEM |');

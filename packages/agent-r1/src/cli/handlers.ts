@@ -25,6 +25,12 @@ export interface CommandOptions {
   checkpoint?: string;
   /** The trailing `key.sub=value` overrides. */
   overrides: string[];
+  /** eval: --policy name=dir (repeatable): the policies of the results table. */
+  policies?: string[];
+  /** eval: --out <dir>, where results.md / results.json / curves.svg go (default: log.dir). */
+  out?: string;
+  /** eval: --split test|validation (default: test where the task has one). */
+  split?: 'test' | 'validation';
 }
 
 export interface CommandContext {

@@ -40,6 +40,14 @@ function parsePort(value: string): number {
   return n;
 }
 
+const collect = (value: string, previous: string[] = []) => [...previous, value];
+
+function parseSplit(value: string): 'test' | 'validation' {
+  if (value !== 'test' && value !== 'validation')
+    throw new InvalidArgumentError('must be test or validation.');
+  return value;
+}
+
 const OVERRIDES_HELP = `
 Config:
   resolved as defaults <- --preset <- --config file <- --backend/--checkpoint <- overrides.
@@ -48,7 +56,8 @@ Config:
 Examples:
   $ agent-r1 train --preset smoke
   $ agent-r1 train --config run.yaml algorithm.name=ppo train.lr=3e-4 rollout.n=4
-  $ agent-r1 eval --checkpoint runs/agent-r1/checkpoints eval.examples=200
+  $ agent-r1 eval --preset multihop --policy grpo=runs/multihop/checkpoints/policy
+  $ agent-r1 eval --preset multihop --questions q.jsonl --corpus c.jsonl --policy grpo=<dir>
   $ agent-r1 train --preset smoke --print-config`;
 
 /**
@@ -102,10 +111,15 @@ export async function runCli(
         backend: opts.backend as string | undefined,
         checkpoint: opts.checkpoint as string | undefined,
         overrides,
+        policies: opts.policy as string[] | undefined,
+        out: opts.out as string | undefined,
+        split: opts.split as 'test' | 'validation' | undefined,
       };
       const flags: string[] = [];
       if (options.backend !== undefined) flags.push(`backend=${options.backend}`);
       if (options.checkpoint !== undefined) flags.push(`checkpoint.dir=${options.checkpoint}`);
+      if (opts.questions !== undefined) flags.push(`eval.questions=${opts.questions}`);
+      if (opts.corpus !== undefined) flags.push(`eval.corpus=${opts.corpus}`);
       const config = resolveConfig({
         preset: options.preset,
         file: options.config,
@@ -123,7 +137,17 @@ export async function runCli(
   define('train', 'train a policy with RL (GRPO, PPO, REINFORCE++, RLOO) on a task').action(
     run('train', (h, ctx) => h.train(ctx)),
   );
-  define('eval', 'evaluate a checkpoint on the task').action(run('eval', (h, ctx) => h.eval(ctx)));
+  define('eval', 'the results table: baselines and policies on the held-out test split')
+    .option(
+      '--policy <name=dir>',
+      'a policy checkpoint folder to evaluate, as a table row (repeatable)',
+      collect,
+    )
+    .option('--out <dir>', 'where results.md, results.json and curves.svg go (default: log.dir)')
+    .option('--split <split>', 'test or validation (default: test)', parseSplit)
+    .option('--questions <file>', 'JSONL questions {"question", "golden_answers"} (sets eval.questions)')
+    .option('--corpus <file>', 'JSONL corpus {"id", "contents"} to search (sets eval.corpus)')
+    .action(run('eval', (h, ctx) => h.eval(ctx)));
   define('chat', 'talk to a checkpoint, with its tools, in the terminal').action(
     run('chat', (h, ctx) => h.chat(ctx)),
   );

@@ -7,11 +7,18 @@ import type { AgentEnv } from '../mdp/env.js';
 import type { TextPolicy } from '../mdp/text-episode.js';
 import type { TextCodec } from '../rollout/config.js';
 import type { TrainConfig } from '../trainer/config.js';
+import type { ResultRow } from '../trainer/results.js';
 
 export interface AgentTask<Example = unknown> {
   name: string;
   train: readonly Example[];
   validation: readonly Example[];
+  /** The held-out test split of the results table, when the task has one. */
+  test?: readonly Example[];
+  /** The results table's group of an example (hop count for multi-hop QA); absent: one group. */
+  groupOf?(example: Example): number | string;
+  /** Rows of the task's model-free baselines on `examples` (e.g. naive RAG), for the results table. */
+  baselines?(examples: readonly Example[]): Promise<ResultRow[]>;
   makeEnv(): AgentEnv<Example>;
   codec: TextCodec;
   vocabSize: number;

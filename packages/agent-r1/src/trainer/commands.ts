@@ -1,48 +1,92 @@
 /** The `agent-r1` subcommands over the trainer: train, eval, chat (serve-search comes with the QA task). */
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline/promises';
-import { loadCheckpoint } from '@agent-r1/nn';
 import type { CommandContext, CommandHandlers } from '../cli/handlers.js';
 import { createTask } from '../tasks/index.js';
 import { serveMultihopSearch } from '../tasks/multihop-qa/serve.js';
 import { evaluate } from './evaluate.js';
-import { buildPolicy } from './models.js';
+import {
+  type TablePolicy,
+  loadPolicyFrom,
+  methodName,
+  plotRunCurves,
+  resultsTable,
+  tableExamples,
+} from './report.js';
+import { type ResultRow, formatResultsMatrix, writeResults } from './results.js';
 import { trainAgent } from './trainer.js';
 
 async function loadPolicy(ctx: CommandContext) {
   const task = await createTask(ctx.config);
-  const policy = buildPolicy(ctx.config, task.vocabSize);
-  const dir = join(ctx.config.checkpoint.dir, 'policy');
-  await loadCheckpoint(dir, { model: policy });
+  const policy = await loadPolicyFrom(join(ctx.config.checkpoint.dir, 'policy'), ctx.config, task);
   return { task, policy };
 }
 
+/** `name=dir` → { method: name, dir }; a bare dir is named after the folder. */
+function parsePolicyOption(spec: string): { method: string; dir: string } {
+  const eq = spec.indexOf('=');
+  if (eq === 0 || eq === spec.length - 1) throw new Error(`--policy "${spec}": expected name=dir`);
+  return eq < 0 ? { method: spec, dir: spec } : { method: spec.slice(0, eq), dir: spec.slice(eq + 1) };
+}
+
+/** Prints the table and writes results.md / results.json (and curves.svg when runs have metrics) to `out`. */
+function publish(ctx: CommandContext, rows: ResultRow[], out: string, title: string, runs: TablePolicyDir[]) {
+  ctx.stdout.write(`\n${title}\n\n${formatResultsMatrix(rows)}\n\n`);
+  const { md, json } = writeResults(out, rows, title);
+  const curves = join(out, 'results-curves.svg');
+  const plotted = plotRunCurves(curves, runs);
+  ctx.stdout.write(`results: ${md}, ${json}${plotted ? `, ${curves}` : ''}\n`);
+}
+
+type TablePolicyDir = { method: string; dir: string };
+
 export const handlers: CommandHandlers = {
   async train(ctx) {
-    const task = await createTask(ctx.config);
+    const { config } = ctx;
+    const task = await createTask(config);
     const line = (s: string) => ctx.stdout.write(`${s}\n`);
-    const result = await trainAgent(ctx.config, task, { log: line });
+    const result = await trainAgent(config, task, { log: line });
     const last = result.evaluations.at(-1);
     if (last)
       line(
         `final validation: reward ${last.evaluation.reward.toFixed(3)}, EM ${last.evaluation.em.toFixed(3)}`,
       );
-    line(
-      `metrics: ${join(ctx.config.log.dir, 'metrics.jsonl')}, curves: ${join(ctx.config.log.dir, 'curves.svg')}`,
-    );
+    line(`metrics: ${join(config.log.dir, 'metrics.jsonl')}, curves: ${join(config.log.dir, 'curves.svg')}`);
+    // The run ends with the results table where the task has a held-out split: baselines, the policy the RL
+    // stage started from (the warm start's, or `init`) and the trained one.
+    if (task.test) {
+      const start = existsSync(join(config.checkpoint.dir, 'warm-start', 'model.safetensors'))
+        ? join(config.checkpoint.dir, 'warm-start')
+        : config.init;
+      const policies: TablePolicy[] = [
+        ...(start !== '' ? [{ method: 'supervised (warm start)', dir: start }] : []),
+        ...(config.train.steps > 0 ? [{ method: methodName(config), policy: result.policy }] : []),
+      ];
+      const rows = await resultsTable(task, config, policies, tableExamples(task, config));
+      publish(ctx, rows, config.log.dir, `${task.name}: test split`, [
+        { method: methodName(config), dir: join(config.checkpoint.dir, 'policy') },
+      ]);
+    }
     result.policy.dispose();
   },
 
   async eval(ctx) {
-    const { task, policy } = await loadPolicy(ctx);
-    const examples = task.validation.slice(0, ctx.config.eval.examples);
-    const e = await evaluate(policy, task, examples, ctx.config.rollout);
-    const fields = { reward: e.reward, EM: e.em, F1: e.f1, 'tool calls': e.toolCalls };
-    const shown = Object.entries(fields).filter(([, v]) => Number.isFinite(v));
-    ctx.stdout.write(
-      `${task.name}: ${examples.length} examples, ${shown.map(([k, v]) => `${k} ${v.toFixed(3)}`).join(', ')}\n`,
+    const { config, options } = ctx;
+    const task = await createTask(config);
+    const given = (options.policies ?? []).map(parsePolicyOption);
+    const runs =
+      given.length > 0 ? given : [{ method: methodName(config), dir: join(config.checkpoint.dir, 'policy') }];
+    const split = options.split ?? (task.test ? 'test' : 'validation');
+    const examples = tableExamples(task, config, split);
+    const rows = await resultsTable(task, config, runs, examples);
+    publish(
+      ctx,
+      rows,
+      options.out ?? config.log.dir,
+      `${task.name}: ${split} split (${examples.length} questions)`,
+      runs,
     );
-    policy.dispose();
   },
 
   async chat(ctx) {

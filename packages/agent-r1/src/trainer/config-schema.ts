@@ -49,6 +49,7 @@ const obj = <T>(fields: Shape<T>): Field => ({ kind: 'object', fields });
 
 const SCHEMA: Field = obj<TrainConfig>({
   seed: int(0),
+  init: { kind: 'string' },
   backend: str,
   task: str,
   model: obj<ModelConfig>({
@@ -112,7 +113,13 @@ const SCHEMA: Field = obj<TrainConfig>({
     warmupSteps: int(0),
     contextWeight: num({ min: 0 }),
   }),
-  eval: obj<EvalConfig>({ every: int(0), examples: int(0) }),
+  eval: obj<EvalConfig>({
+    every: int(0),
+    examples: int(0),
+    testExamples: int(0),
+    questions: { kind: 'string' },
+    corpus: { kind: 'string' },
+  }),
   checkpoint: obj<CheckpointConfig>({ dir: str, every: int(0), resume: bool }),
   log: obj<LogConfig>({ dir: str, progress: oneOf('auto', 'bar', 'lines', 'none') }),
 });

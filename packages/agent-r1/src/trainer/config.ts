@@ -113,7 +113,14 @@ export interface SftConfig {
 export interface EvalConfig {
   /** Evaluate every this many steps; 0 turns periodic evaluation off. */
   every: number;
+  /** Validation examples of the periodic evaluation. */
   examples: number;
+  /** Test examples of the final results table (0: the whole test split). */
+  testExamples: number;
+  /** A JSONL file of test questions (`{"question", "golden_answers"}`) replacing the task's test split. */
+  questions: string;
+  /** A JSONL corpus (`{"id", "contents"}`) replacing the task's retrieval corpus. */
+  corpus: string;
 }
 
 export interface CheckpointConfig {
@@ -132,6 +139,8 @@ export interface LogConfig {
 
 export interface TrainConfig {
   seed: number;
+  /** A policy checkpoint folder to start from (e.g. a warm start's); '' starts from random weights. */
+  init: string;
   /** A tensor backend name ('cpu', or one registered by the host). */
   backend: string;
   task: string;
@@ -153,6 +162,7 @@ export type PartialTrainConfig = DeepPartial<TrainConfig>;
 /** The defaults: a tiny model that trains on a CPU in minutes. */
 export const DEFAULT_CONFIG: TrainConfig = {
   seed: 0,
+  init: '',
   backend: 'cpu',
   task: 'reveal',
   model: {
@@ -208,7 +218,7 @@ export const DEFAULT_CONFIG: TrainConfig = {
     schedule: 'constant',
   },
   sft: { steps: 0, demonstrations: 64, batchSize: 16, lr: 3e-3, warmupSteps: 0, contextWeight: 0 },
-  eval: { every: 25, examples: 64 },
+  eval: { every: 25, examples: 64, testExamples: 0, questions: '', corpus: '' },
   checkpoint: { dir: 'runs/agent-r1/checkpoints', every: 50, resume: false },
   log: { dir: 'runs/agent-r1', progress: 'auto' },
 };

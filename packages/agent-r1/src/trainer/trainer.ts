@@ -82,6 +82,10 @@ export async function trainAgent<E>(
     log(`resumed from ${policyDir} at step ${state.step}`);
   }
   if (!state.warmStarted) {
+    if (config.init !== '') {
+      await loadCheckpoint(config.init, { model: policy });
+      log(`initialised the policy from ${config.init}`);
+    }
     await warmStart(config, task, policy, log);
     state.warmStarted = true;
   }

@@ -3,41 +3,50 @@
  * - naive RAG: one retrieval with the question itself (top-3), then the extractive reader (`readAnswer`:
  *   answer-type patterns such as `uses the NAME (CODE)` over the retrieved text, else the first title
  *   not named in the question);
- * - scripted searcher: the gold-chain searcher (`scriptedSearcher`) through the real ToolEnv.
+ * - scripted searcher: the gold-chain searcher (`scriptedSearcher`) through the real ToolEnv;
+ * - no retrieval: the commonest training answer of the question's kind.
  */
 import type { EnvFactory } from '../../mdp/env.js';
+import { type ResultRow, type ScoredExample, aggregateRows } from '../../trainer/results.js';
 import { runTextEpisode } from '../../mdp/text-episode.js';
 import type { Doc, QaExample } from './data/types.js';
 import { readAnswer, scriptedSearcher } from './scripted.js';
 import { formatSearchHits, type Searcher } from './search/index.js';
 import { multihopPrompt, scoreAnswer } from './task.js';
 
-export interface ResultRow {
-  method: string;
-  /** Hop count, or 'all'. */
-  hops: number | 'all';
-  n: number;
-  em: number;
-  f1: number;
-  subEm: number;
-}
+const scoredExample = (q: QaExample, answer: string): ScoredExample => ({
+  group: q.hops,
+  ...scoreAnswer(answer, q.answers),
+});
 
-function aggregate(
-  method: string,
-  scored: { hops: number; em: number; f1: number; subEm: number }[],
+/**
+ * No retrieval: answer directly from what the training questions teach, without reading anything: the
+ * most frequent training answer of the question's kind (e.g. the commonest currency for currency
+ * questions). For comparisons ("X or Y?") the first option; user data (kind 'user'), the overall commonest.
+ */
+export function noRetrievalBaseline(
+  questions: readonly QaExample[],
+  train: readonly QaExample[],
 ): ResultRow[] {
-  const groups = new Map<number | 'all', typeof scored>();
-  for (const s of scored) {
-    groups.set(s.hops, [...(groups.get(s.hops) ?? []), s]);
+  const counts = new Map<string, Map<string, number>>();
+  for (const q of train) {
+    for (const key of [q.kind, '*']) {
+      const c = counts.get(key) ?? new Map<string, number>();
+      c.set(q.answers[0] ?? '', (c.get(q.answers[0] ?? '') ?? 0) + 1);
+      counts.set(key, c);
+    }
   }
-  groups.set('all', scored);
-  const keys = [...groups.keys()].sort((a, b) => (a === 'all' ? 1 : b === 'all' ? -1 : a - b));
-  return keys.map((hops) => {
-    const xs = groups.get(hops) ?? [];
-    const mean = (k: 'em' | 'f1' | 'subEm') =>
-      xs.length === 0 ? 0 : xs.reduce((s, x) => s + x[k], 0) / xs.length;
-    return { method, hops, n: xs.length, em: mean('em'), f1: mean('f1'), subEm: mean('subEm') };
-  });
+  const commonest = (kind: string) => {
+    const c = counts.get(kind) ?? counts.get('*');
+    return c ? [...c.entries()].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))[0][0] : '';
+  };
+  return aggregateRows(
+    'no retrieval',
+    questions.map((q) => {
+      const pair = /,\s*(.+?) or (.+?)\?\s*$/.exec(q.question);
+      return scoredExample(q, pair ? pair[1].trim() : commonest(q.kind));
+    }),
+  );
 }
 
 /** The naive-RAG answer to one question: retrieve once with the question, read the top-k text. */
@@ -59,9 +68,9 @@ export async function naiveRagBaseline(
   const scored = [];
   for (const q of questions) {
     const answer = await naiveRagAnswer(q.question, index, options.k ?? 3, options.maxCharsPerDoc ?? 80);
-    scored.push({ hops: q.hops, ...scoreAnswer(answer, q.answers) });
+    scored.push(scoredExample(q, answer));
   }
-  return aggregate('naive RAG', scored);
+  return aggregateRows('naive RAG', scored);
 }
 
 export async function scriptedSearcherBaseline(
@@ -73,17 +82,7 @@ export async function scriptedSearcherBaseline(
   for (const q of questions) {
     const ep = await runTextEpisode(makeEnv(), q, scriptedSearcher(q, docs, multihopPrompt(q)));
     const answer = typeof ep.info.answer === 'string' ? ep.info.answer : '';
-    scored.push({ hops: q.hops, ...scoreAnswer(answer, q.answers) });
+    scored.push(scoredExample(q, answer));
   }
-  return aggregate('scripted searcher', scored);
-}
-
-/** A markdown table of result rows: method, hops, n, EM, F1, substring EM. */
-export function formatResultsTable(rows: readonly ResultRow[]): string {
-  const f = (x: number) => x.toFixed(3);
-  return [
-    '| method | hops | n | EM | F1 | subEM |',
-    '|---|---|---:|---:|---:|---:|',
-    ...rows.map((r) => `| ${r.method} | ${r.hops} | ${r.n} | ${f(r.em)} | ${f(r.f1)} | ${f(r.subEm)} |`),
-  ].join('\n');
+  return aggregateRows('scripted searcher', scored);
 }

@@ -1,9 +1,8 @@
 /** The multi-hop QA task: dataset, search, the trainer task, scripted policies and baselines. */
 export {
-  formatResultsTable,
   naiveRagAnswer,
   naiveRagBaseline,
-  type ResultRow,
+  noRetrievalBaseline,
   scriptedSearcherBaseline,
 } from './baselines.js';
 export { readAnswer, scriptedSearcher, splitTitle } from './scripted.js';

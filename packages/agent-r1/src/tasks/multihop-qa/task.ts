@@ -19,7 +19,9 @@ import { exactMatch, f1Score, normalizeAnswer } from '../../rewards/qa.js';
 import { TagsFormat } from '../../tools/formats/tags.js';
 import { ToolRegistry } from '../../tools/registry.js';
 import type { AgentTask } from '../task.js';
+import { noRetrievalBaseline, naiveRagBaseline, scriptedSearcherBaseline } from './baselines.js';
 import { buildMultihopDataset, DATASET_VERSION } from './data/build.js';
+import { loadCorpusJsonl, loadQuestionsJsonl } from './data/jsonl.js';
 import type { Doc, MultihopDataset, QaExample } from './data/types.js';
 import { scriptedSearcher } from './scripted.js';
 import { SEARCH_TOOL, SearchIndex, searchTool } from './search/index.js';
@@ -185,21 +187,53 @@ export async function multihopTokenizer(
   return tokenizer;
 }
 
+/** Where the results table's test questions and search corpus come from: the built-in data or JSONL files. */
+export interface MultihopDataFiles {
+  /** `{"question", "golden_answers"}` JSONL replacing the test split; '' keeps it. */
+  questions?: string;
+  /** `{"id", "contents"}` JSONL replacing the search corpus; '' keeps it. */
+  corpus?: string;
+}
+
+function userCorpusIndex(path: string): SearchIndex {
+  const docs = loadCorpusJsonl(path);
+  if (docs.length === 0) throw new Error(`corpus ${path}: the file holds no documents`);
+  return SearchIndex.build(docs);
+}
+
 export async function multihopQaTask(
-  config: { rollout: { maxTurns: number } },
+  config: { rollout: { maxTurns: number }; eval?: MultihopDataFiles },
   options: MultihopTaskOptions = {},
 ): Promise<AgentTask<QaExample>> {
   const r = loadMultihopResources(options);
   const envOptions: MultihopEnvOptions = { ...options, maxTurns: config.rollout.maxTurns };
-  const makeEnv = makeMultihopEnv(r.index, envOptions);
+  const corpusFile = config.eval?.corpus ?? '';
+  const questionsFile = config.eval?.questions ?? '';
+  const index = corpusFile === '' ? r.index : userCorpusIndex(corpusFile);
+  const makeEnv = makeMultihopEnv(index, envOptions);
   const tokenizer = await multihopTokenizer(r, options);
   const { train, validation } = r.dataset.questions;
+  const test = questionsFile === '' ? r.dataset.questions.test : loadQuestionsJsonl(questionsFile);
+  if (test.length === 0) throw new Error(`questions ${questionsFile}: the file holds no questions`);
   return {
     name: 'multihop-qa',
     answerMetrics: ['em', 'f1', 'subEm'],
     train: options.trainLimit === undefined ? train : train.slice(0, options.trainLimit),
     validation:
       options.validationLimit === undefined ? validation : validation.slice(0, options.validationLimit),
+    test,
+    groupOf: (ex) => ex.hops,
+    baselines: async (examples) => [
+      ...noRetrievalBaseline(examples, train),
+      ...(await naiveRagBaseline(examples, index, {
+        k: envOptions.topK ?? 3,
+        maxCharsPerDoc: envOptions.maxCharsPerDoc ?? 80,
+      })),
+      // The gold-chain searcher needs each question's supporting documents in the corpus searched.
+      ...(corpusFile === '' && examples.every((q) => q.supportingDocs.length > 0)
+        ? await scriptedSearcherBaseline(examples, makeEnv, r.docs)
+        : []),
+    ],
     makeEnv,
     codec: { encode: (t) => tokenizer.encode(t), decode: (ids) => tokenizer.decode(ids) },
     vocabSize: tokenizer.vocabSize,

@@ -1,0 +1,103 @@
+/**
+ * The results table of runs: the task's baselines and policies from checkpoint folders, on the held-out
+ * split, written as results.md / results.json plus a plot of the runs' validation curves. `agent-r1 eval`
+ * and the end of `agent-r1 train` both use it.
+ */
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { type TransformerLM, loadCheckpoint } from '@agent-r1/nn';
+import type { AgentTask } from '../tasks/task.js';
+import type { TrainConfig } from './config.js';
+import { readMetrics } from './metrics-log.js';
+import { buildPolicy } from './models.js';
+import { type PlotSeries, writeSvgPlot } from './plot.js';
+import { type ResultRow, policyRows } from './results.js';
+
+const ALGORITHM_NAMES: Record<string, string> = {
+  grpo: 'GRPO',
+  ppo: 'PPO',
+  'reinforce++': 'REINFORCE++',
+  'reinforce++-baseline': 'REINFORCE++ (baseline)',
+  rloo: 'RLOO',
+};
+
+/** The table's name of the RL policy a config trains, e.g. "GRPO" or "GRPO, no action mask". */
+export function methodName(config: TrainConfig): string {
+  const name = ALGORITHM_NAMES[config.algorithm.name] ?? config.algorithm.name;
+  return config.algorithm.useActionMask ? name : `${name}, no action mask`;
+}
+
+/** The examples of the table: the test split (or validation), cut to `eval.testExamples` when set. */
+export function tableExamples<E>(
+  task: AgentTask<E>,
+  config: TrainConfig,
+  split?: 'test' | 'validation',
+): readonly E[] {
+  const all = split === 'validation' || !task.test ? task.validation : task.test;
+  return config.eval.testExamples > 0 ? all.slice(0, config.eval.testExamples) : all;
+}
+
+/** A policy of the table: a name and a checkpoint folder (with model.safetensors), or a live model. */
+export type TablePolicy = { method: string } & ({ dir: string } | { policy: TransformerLM });
+
+/** Loads a policy checkpoint folder into a model of the config's shape (errors name the folder and key). */
+export async function loadPolicyFrom<E>(
+  dir: string,
+  config: TrainConfig,
+  task: AgentTask<E>,
+): Promise<TransformerLM> {
+  if (!existsSync(join(dir, 'model.safetensors')))
+    throw new Error(`policy ${dir}: no model.safetensors there (is it a checkpoint folder?)`);
+  const policy = buildPolicy(config, task.vocabSize);
+  try {
+    await loadCheckpoint(dir, { model: policy });
+  } catch (e) {
+    policy.dispose();
+    throw e;
+  }
+  return policy;
+}
+
+/** Baseline rows, then each policy's rows, on `examples`. */
+export async function resultsTable<E>(
+  task: AgentTask<E>,
+  config: TrainConfig,
+  policies: readonly TablePolicy[],
+  examples: readonly E[],
+): Promise<ResultRow[]> {
+  const rows: ResultRow[] = task.baselines ? await task.baselines(examples) : [];
+  for (const p of policies) {
+    const model = 'policy' in p ? p.policy : await loadPolicyFrom(p.dir, config, task);
+    try {
+      rows.push(...(await policyRows(p.method, model, task, examples, config.rollout)));
+    } finally {
+      if (!('policy' in p)) model.dispose();
+    }
+  }
+  return rows;
+}
+
+/** The run folder of a policy checkpoint (`<run>/checkpoints/policy` → `<run>`) holding metrics.jsonl. */
+function metricsFileOf(dir: string): string | undefined {
+  for (let d = dir, i = 0; i < 3; d = dirname(d), i++) {
+    const f = join(d, 'metrics.jsonl');
+    if (existsSync(f)) return f;
+  }
+  return undefined;
+}
+
+/** Plots the validation EM of each policy's run (where its metrics.jsonl is found) into `path`. */
+export function plotRunCurves(path: string, policies: readonly { method: string; dir: string }[]): boolean {
+  const series: PlotSeries[] = [];
+  for (const p of policies) {
+    const file = metricsFileOf(p.dir);
+    if (!file) continue;
+    const points = readMetrics(file)
+      .filter((r) => Number.isFinite(r.valEm))
+      .map((r) => [r.step, r.valEm] as const);
+    if (points.length > 0) series.push({ name: p.method, points });
+  }
+  if (series.length === 0) return false;
+  writeSvgPlot(path, series, { title: 'validation EM during RL', xLabel: 'RL step', yLabel: 'EM (greedy)' });
+  return true;
+}
