@@ -20,7 +20,9 @@ export {
 export { createCpuBackend } from './backend/cpu/index.js';
 export {
   createWebGpuBackend,
+  requestWebGpuDevice,
   type WebGpuBackend,
+  type WebGpuDevice,
   type WebGpuOptions,
   type WebGpuMemory,
 } from './backend/webgpu/index.js';

@@ -641,6 +641,59 @@ export function crossBackendSuite(device: string, options: SuiteOptions): void {
     });
   });
 
+  describe(`${device} vs cpu: long loops`, () => {
+    // Sizes past 65535 iterations of one loop in one invocation (Mesa's llvmpipe cuts such loops short, with
+    // no error): kernels must split the work into passes. Fixed cases, as each is costly on a software GPU.
+    test('matmul with K = 70000 (tiled and matrix-vector), attention over several key/row passes', async () => {
+      const K = 70000;
+      const vals = (n: number, seed: number) =>
+        Array.from({ length: n }, (_, i) => Math.fround(Math.sin(i * 0.37 + seed)));
+      await checkSame(
+        device,
+        (dev) => [
+          matmul(leaf(dev, [2, K], vals(2 * K, 1)), leaf(dev, [K, 3], vals(3 * K, 2))),
+          matmul(leaf(dev, [1, K], vals(K, 3)), leaf(dev, [K, 5], vals(5 * K, 4))),
+        ],
+        { atol: tol.matmul.atol * K, rtol: tol.matmul.rtol },
+        `matmul K ${K}`,
+      );
+      const [B, H, Hkv, T, S, D] = [1, 2, 1, 150, 260, 40];
+      await checkSame(
+        device,
+        (dev) => {
+          const q = leaf(dev, [B, H, T, D], vals(B * H * T * D, 5), true);
+          const k = leaf(dev, [B, Hkv, S, D], vals(B * Hkv * S * D, 6), true);
+          const v = leaf(dev, [B, Hkv, S, D], vals(B * Hkv * S * D, 7), true);
+          const out = scaledDotProductAttention(q, k, v, { causal: true });
+          weighted(out, vals(out.size, 8), dev).backward();
+          return [out, ...grads(q, k, v)];
+        },
+        tol.attention,
+        'attention in several passes',
+      );
+    });
+
+    test('layer_norm weight gradient summed over 70000 rows', async () => {
+      const R = 70000;
+      await checkSame(
+        device,
+        (dev) => {
+          const x = leaf(
+            dev,
+            [R, 2],
+            Array.from({ length: 2 * R }, (_, i) => Math.fround(Math.cos(i * 0.11))),
+          );
+          const w = leaf(dev, [2], [0.5, 1.5], true);
+          const b = leaf(dev, [2], [0.1, -0.2], true);
+          sum(layerNorm(x, w, b).mul(x)).backward();
+          return grads(w, b);
+        },
+        { atol: tol.reduce.atol * 100, rtol: tol.reduce.rtol * 10 },
+        'layer_norm dweight over many rows',
+      );
+    });
+  });
+
   describe(`${device} vs cpu: random`, () => {
     test('uniform, normal and randint draw the same numbers from a seed', async () => {
       await property(

@@ -19,7 +19,10 @@ import { reduce } from './kernels/reduce.js';
 import { logprobs, logprobsBackward, softmax, softmaxBackward } from './kernels/softmax.js';
 import { GpuQueue } from './queue.js';
 
-export type { WebGpuOptions } from './device.js';
+export type { WebGpuOptions, GpuContext as WebGpuDevice } from './device.js';
+
+/** The adapter selection alone, e.g. to share one GPUDevice with another library (pass it back as `device`). */
+export const requestWebGpuDevice = requestGpu;
 
 export interface WebGpuMemory {
   /** Bytes of every GPU buffer this backend holds (live tensors plus the reuse pool). */

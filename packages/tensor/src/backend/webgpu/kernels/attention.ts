@@ -5,6 +5,10 @@
  * rows may see. Backward without atomics: one kernel walks keys per query row (dQ, and the row's
  * delta = dO·O), another walks query rows per key (dK, dV), each recomputing probabilities from the saved
  * log-sum-exp. Head size is a pipeline constant (rounded up to a power of two): registers need a fixed size.
+ *
+ * Long sequences run as several dispatches over chunks of keys (or, for dK/dV, of query rows), each carrying
+ * the running state in the output buffers: on Mesa's llvmpipe an invocation that loops over more than about
+ * 25k key·dim units came back as zeros with no error, and per-chunk passes keep every invocation short.
  */
 import type { AttentionArgs, AttentionBackwardArgs, View } from '../../backend.js';
 import type { Binding, GpuQueue } from '../queue.js';
@@ -37,14 +41,42 @@ function shapeOf(args: AttentionArgs | AttentionBackwardArgs): Shape {
   return { B, H, Hkv, T, S, D, DM, TILE: Math.max(4, Math.min(32, 1024 / DM)) };
 }
 
-/** Words: B, H, Hkv, T, S, D, scale, causal, hasMask, q, k, v offsets, mask offset + 4 strides, then extras. */
-function baseParams(args: AttentionArgs | AttentionBackwardArgs, s: Shape): Params {
+/**
+ * Words: B, H, Hkv, T, S, D, scale, causal, hasMask, q, k, v offsets, mask offset + 4 strides (12..16),
+ * out, lse, dout offsets (17..19), then this pass's chunk: begin, end, first, last (20..23).
+ */
+function params(
+  args: AttentionArgs | AttentionBackwardArgs,
+  s: Shape,
+  outOffsets: [number, number, number],
+  chunk: Chunk,
+): Params {
   const m = args.mask;
   return new Params()
     .u32(s.B, s.H, s.Hkv, s.T, s.S, s.D)
     .f32s(args.scale)
     .u32(args.causal ? 1 : 0, m ? 1 : 0, args.q.offset, args.k.offset, args.v.offset)
-    .i32s(m ? m.offset : 0, ...(m ? m.strides : [0, 0, 0, 0]));
+    .i32s(m ? m.offset : 0, ...(m ? m.strides : [0, 0, 0, 0]))
+    .u32(...outOffsets, chunk.begin, chunk.end, chunk.first ? 1 : 0, chunk.last ? 1 : 0);
+}
+
+interface Chunk {
+  begin: number;
+  end: number;
+  first: boolean;
+  last: boolean;
+}
+
+/** Key·dim units one invocation handles per dispatch (see the note at the top). */
+const UNITS_PER_PASS = 8192;
+
+/** Splits [0, n) into passes of whole tiles, each within the per-invocation budget (`width` units per item). */
+function chunks(n: number, width: number, tile: number): Chunk[] {
+  const size = Math.max(tile, Math.floor(UNITS_PER_PASS / width / tile) * tile);
+  const out: Chunk[] = [];
+  for (let begin = 0; begin < n || out.length === 0; begin += size)
+    out.push({ begin, end: Math.min(n, begin + size), first: begin === 0, last: begin + size >= n });
+  return out;
 }
 
 /** Common WGSL: parameter names and the allowed(i, j) test (causal bottom-right alignment, optional mask). */
@@ -76,7 +108,8 @@ ${buffer(2, 'K', 'float32')}
 ${buffer(3, 'V', 'float32')}
 ${buffer(4, 'O', 'float32', true)}
 ${buffer(5, 'LSE', 'float32', true)}
-${maskDecl(6, hasMask)}
+${buffer(6, 'LSUM', 'float32', true)}
+${maskDecl(7, hasMask)}
 var<workgroup> Ks: array<f32, ${s.TILE * s.DM}>;
 var<workgroup> Vs: array<f32, ${s.TILE * s.DM}>;
 @compute @workgroup_size(${ROWS})
@@ -93,14 +126,17 @@ fn main(${GROUP_BUILTINS}) {
   let qb = pu(9u) + (bh * T + min(i, T - 1u)) * D;
   let kb = pu(10u) + (b * Hkv + hk) * S * D;
   let vb = pu(11u) + (b * Hkv + hk) * S * D;
+  // Running state (max m, denominator l, unnormalised output) lives in O, LSE and LSUM between passes.
+  let row = bh * T + min(i, T - 1u);
+  let first = pu(22u) == 1u;
   var q: array<f32, ${s.DM}>;
   var acc: array<f32, ${s.DM}>;
-  for (var d = 0u; d < D; d++) { q[d] = Q[qb + d]; acc[d] = 0.0; }
-  var m = neg_inf();
-  var l = 0.0;
-  var kEnd = S;
-  if (pu(7u) == 1u) { kEnd = u32(clamp(i32(i0) + ${ROWS} + i32(S) - i32(T), 0, i32(S))); }
-  for (var j0 = 0u; j0 < kEnd; j0 += TILE) {
+  for (var d = 0u; d < D; d++) { q[d] = Q[qb + d]; acc[d] = select(O[row * D + d], 0.0, first); }
+  var m = select(LSE[row], neg_inf(), first);
+  var l = select(LSUM[row], 0.0, first);
+  var kEnd = pu(21u);
+  if (pu(7u) == 1u) { kEnd = min(kEnd, u32(clamp(i32(i0) + ${ROWS} + i32(S) - i32(T), 0, i32(S)))); }
+  for (var j0 = pu(20u); j0 < kEnd; j0 += TILE) {
     for (var e = lid.x; e < TILE * D; e += ${ROWS}u) {
       let r = e / D; let d = e % D; let j = min(j0 + r, S - 1u);
       Ks[r * DM + d] = K[kb + j * D + d];
@@ -137,9 +173,14 @@ fn main(${GROUP_BUILTINS}) {
     workgroupBarrier();
   }
   if (valid) {
-    let ob = (bh * T + i) * D;
-    for (var d = 0u; d < D; d++) { O[ob + d] = select(0.0, acc[d] / l, l > 0.0); }
-    LSE[bh * T + i] = select(neg_inf(), m + log(l), l > 0.0);
+    if (pu(23u) == 1u) {
+      for (var d = 0u; d < D; d++) { O[row * D + d] = select(0.0, acc[d] / l, l > 0.0); }
+      LSE[row] = select(neg_inf(), m + log(l), l > 0.0);
+    } else {
+      for (var d = 0u; d < D; d++) { O[row * D + d] = acc[d]; }
+      LSE[row] = m;
+      LSUM[row] = l;
+    }
   }
 }`;
 }
@@ -157,13 +198,24 @@ export function attention(queue: GpuQueue, args: AttentionArgs): void {
   if (s.B * s.H * s.T === 0) return;
   const hasMask = !!args.mask;
   const pipeline = queue.pipeline(`attention|${s.DM}|${hasMask}`, () => forwardSource(s, hasMask));
-  queue.dispatch(
-    `attention q[${args.q.shape}] k[${args.k.shape}]`,
-    pipeline,
-    bindingsOf([args.q, args.k, args.v, args.out, args.lse, args.mask], [3, 4]),
-    baseParams(args, s),
-    grid(s.B * s.H * Math.ceil(s.T / ROWS)),
-  );
+  const lsum = queue.pool.acquire('float32', s.B * s.H * s.T);
+  try {
+    for (const chunk of chunks(s.S, s.DM, s.TILE)) {
+      queue.dispatch(
+        `attention q[${args.q.shape}] k[${args.k.shape}] keys ${chunk.begin}..${chunk.end}`,
+        pipeline,
+        [
+          ...bindingsOf([args.q, args.k, args.v, args.out, args.lse], [3, 4]),
+          { storage: lsum, write: true },
+          ...bindingsOf([args.mask]),
+        ],
+        params(args, s, [0, 0, 0], chunk),
+        grid(s.B * s.H * Math.ceil(s.T / ROWS)),
+      );
+    }
+  } finally {
+    queue.release(lsum);
+  }
 }
 
 /** dQ per query row (and delta = dO·O, saved for the dK/dV kernel). */
@@ -198,14 +250,20 @@ fn main(${GROUP_BUILTINS}) {
   let kb = pu(10u) + (b * Hkv + hk) * S * D;
   let vb = pu(11u) + (b * Hkv + hk) * S * D;
   let lse = LSE[pu(18u) + row];
+  let first = pu(22u) == 1u;
   var q: array<f32, ${s.DM}>;
   var g: array<f32, ${s.DM}>;
   var dq: array<f32, ${s.DM}>;
   var delta = 0.0;
-  for (var d = 0u; d < D; d++) { q[d] = Q[qb + d]; g[d] = dO[gb + d]; dq[d] = 0.0; delta += g[d] * O[ob + d]; }
-  var kEnd = S;
-  if (pu(7u) == 1u) { kEnd = u32(clamp(i32(i0) + ${ROWS} + i32(S) - i32(T), 0, i32(S))); }
-  for (var j0 = 0u; j0 < kEnd; j0 += TILE) {
+  for (var d = 0u; d < D; d++) {
+    q[d] = Q[qb + d];
+    g[d] = dO[gb + d];
+    dq[d] = select(dQ[row * D + d], 0.0, first);
+    delta += g[d] * O[ob + d];
+  }
+  var kEnd = pu(21u);
+  if (pu(7u) == 1u) { kEnd = min(kEnd, u32(clamp(i32(i0) + ${ROWS} + i32(S) - i32(T), 0, i32(S)))); }
+  for (var j0 = pu(20u); j0 < kEnd; j0 += TILE) {
     for (var e = lid.x; e < TILE * D; e += ${ROWS}u) {
       let r = e / D; let d = e % D; let j = min(j0 + r, S - 1u);
       Ks[r * DM + d] = K[kb + j * D + d];
@@ -265,16 +323,23 @@ fn main(${GROUP_BUILTINS}) {
   var v: array<f32, ${s.DM}>;
   var dk: array<f32, ${s.DM}>;
   var dv: array<f32, ${s.DM}>;
-  for (var d = 0u; d < D; d++) { k[d] = K[pu(10u) + kvRow * D + d]; v[d] = V[pu(11u) + kvRow * D + d]; dk[d] = 0.0; dv[d] = 0.0; }
+  let first = pu(22u) == 1u;
+  for (var d = 0u; d < D; d++) {
+    k[d] = K[pu(10u) + kvRow * D + d];
+    v[d] = V[pu(11u) + kvRow * D + d];
+    dk[d] = select(dK[kvRow * D + d], 0.0, first);
+    dv[d] = select(dV[kvRow * D + d], 0.0, first);
+  }
   // Causal: query i sees key j when i >= j - (S - T); the block's first key bounds where rows start.
   var iStart = 0u;
   if (pu(7u) == 1u) { iStart = u32(clamp(i32(j0) - (i32(S) - i32(T)), 0, i32(T))); }
-  iStart = (iStart / TILE) * TILE;
+  iStart = max((iStart / TILE) * TILE, pu(20u));
+  let iEnd = min(T, pu(21u));
   let group_size = H / Hkv;
   for (var hh = 0u; hh < group_size; hh++) {
     let h = hk * group_size + hh;
     let bh = b * H + h;
-    for (var i0 = iStart; i0 < T; i0 += TILE) {
+    for (var i0 = iStart; i0 < iEnd; i0 += TILE) {
       for (var e = lid.x; e < TILE * D; e += ${ROWS}u) {
         let r = e / D; let d = e % D; let row = bh * T + min(i0 + r, T - 1u);
         Qs[r * DM + d] = Q[pu(9u) + row * D + d];
@@ -310,39 +375,43 @@ fn main(${GROUP_BUILTINS}) {
 export function attentionBackward(queue: GpuQueue, args: AttentionBackwardArgs): void {
   const s = shapeOf(args);
   const hasMask = !!args.mask;
-  // Words 17..19: out, lse, dout offsets (gradients are written dense from 0).
-  const params = baseParams(args, s).u32(args.out.offset, args.lse.offset, args.dout.offset);
+  const offsets: [number, number, number] = [args.out.offset, args.lse.offset, args.dout.offset];
   const rows = s.B * s.H * s.T;
   const delta = queue.pool.acquire('float32', Math.max(1, rows));
   try {
     if (rows > 0) {
       const dq = queue.pipeline(`attentionBackward dq|${s.DM}|${hasMask}`, () => dqSource(s, hasMask));
-      queue.dispatch(
-        `attentionBackward dQ q[${args.q.shape}] k[${args.k.shape}]`,
-        dq,
-        [
-          ...bindingsOf([args.q, args.k, args.v, args.out, args.lse, args.dout, args.dq], [6]),
-          { storage: delta, write: true },
-          ...bindingsOf([args.mask]),
-        ],
-        params,
-        grid((rows / s.T) * Math.ceil(s.T / ROWS)),
-      );
+      for (const chunk of chunks(s.S, s.DM, s.TILE)) {
+        queue.dispatch(
+          `attentionBackward dQ q[${args.q.shape}] k[${args.k.shape}] keys ${chunk.begin}..${chunk.end}`,
+          dq,
+          [
+            ...bindingsOf([args.q, args.k, args.v, args.out, args.lse, args.dout, args.dq], [6]),
+            { storage: delta, write: true },
+            ...bindingsOf([args.mask]),
+          ],
+          params(args, s, offsets, chunk),
+          grid(s.B * s.H * Math.ceil(s.T / ROWS)),
+        );
+      }
     }
     if (s.B * s.Hkv * s.S === 0) return;
     const dkv = queue.pipeline(`attentionBackward dkv|${s.DM}|${hasMask}`, () => dkvSource(s, hasMask));
-    queue.dispatch(
-      `attentionBackward dK/dV q[${args.q.shape}] k[${args.k.shape}]`,
-      dkv,
-      [
-        ...bindingsOf([args.q, args.k, args.v, args.lse, args.dout]),
-        { storage: delta },
-        ...bindingsOf([args.dk, args.dv], [0, 1]),
-        ...bindingsOf([args.mask]),
-      ],
-      params,
-      grid(s.B * s.Hkv * Math.ceil(s.S / ROWS)),
-    );
+    // Each pass walks its query rows for every query head sharing the K/V head.
+    for (const chunk of chunks(s.T, s.DM * (s.H / s.Hkv), s.TILE)) {
+      queue.dispatch(
+        `attentionBackward dK/dV q[${args.q.shape}] k[${args.k.shape}] rows ${chunk.begin}..${chunk.end}`,
+        dkv,
+        [
+          ...bindingsOf([args.q, args.k, args.v, args.lse, args.dout]),
+          { storage: delta },
+          ...bindingsOf([args.dk, args.dv], [0, 1]),
+          ...bindingsOf([args.mask]),
+        ],
+        params(args, s, offsets, chunk),
+        grid(s.B * s.Hkv * Math.ceil(s.S / ROWS)),
+      );
+    }
   } finally {
     queue.release(delta);
   }

@@ -13,8 +13,13 @@ import { PARAMS, buffer, collapse, sizeOfShape, storageType } from '../wgsl.js';
 const TM = 64;
 const TN = 64;
 const TK = 16;
+const K_PER_PASS = 8192;
 
-/** Words: M, N, K, a_off, sa_m, sa_k, b_off, sb_k, sb_n, batches, then batch shape, a strides, b strides. */
+/**
+ * Words: M, N, K, a_off, sa_m, sa_k, b_off, sb_k, sb_n, batches, this pass's k range [begin, end) and whether
+ * it adds to `out` (10..12), then batch shape, a strides, b strides (from 13).
+ */
+const BATCH = 13;
 function batchOffsets(rb: number): string {
   const lines = [
     'fn batch_offsets(batch: u32) -> vec2<i32> {',
@@ -23,7 +28,7 @@ function batchOffsets(rb: number): string {
   ];
   for (let d = rb - 1; d >= 0; d--) {
     lines.push(
-      `  { let dim = pu(${10 + d}u); let c = i32(rest % dim); rest = rest / dim; o += c * vec2<i32>(pi(${10 + rb + d}u), pi(${10 + 2 * rb + d}u)); }`,
+      `  { let dim = pu(${BATCH + d}u); let c = i32(rest % dim); rest = rest / dim; o += c * vec2<i32>(pi(${BATCH + rb + d}u), pi(${BATCH + 2 * rb + d}u)); }`,
     );
   }
   lines.push('  return o;', '}');
@@ -45,14 +50,14 @@ function tiledSource(t: string, rb: number, vecA: boolean, vecB: boolean): strin
       let r = lid.y * 4u + lid.x / 4u; let kq = (lid.x % 4u) * 4u;
       let row = m0 + r; let k = k0 + kq;
       var v = vec4<${t}>(${zero});
-      if (row < M && k < K) { v = a4[u32(ao + i32(row) * sam + i32(k)) / 4u]; }
+      if (row < M && k < kEnd) { v = a4[u32(ao + i32(row) * sam + i32(k)) / 4u]; }
       As[kq][r] = v.x; As[kq + 1u][r] = v.y; As[kq + 2u][r] = v.z; As[kq + 3u][r] = v.w;
     }`
     : `for (var q = 0u; q < 4u; q++) {
       let e = q * 256u + lid.y * 16u + lid.x; let r = e / 16u; let kk = e % 16u;
       let row = m0 + r; let k = k0 + kk;
       var v = ${zero};
-      if (row < M && k < K) { v = a[u32(ao + i32(row) * sam + i32(k) * sak)]; }
+      if (row < M && k < kEnd) { v = a[u32(ao + i32(row) * sam + i32(k) * sak)]; }
       As[kk][r] = v;
     }`;
   // B tile: 16 k × 64 columns.
@@ -61,14 +66,14 @@ function tiledSource(t: string, rb: number, vecA: boolean, vecB: boolean): strin
       let kk = lid.y; let cq = lid.x * 4u;
       let k = k0 + kk; let col = n0 + cq;
       var v = vec4<${t}>(${zero});
-      if (k < K && col < N) { v = b4[u32(bo + i32(k) * sbk + i32(col)) / 4u]; }
+      if (k < kEnd && col < N) { v = b4[u32(bo + i32(k) * sbk + i32(col)) / 4u]; }
       Bs[kk][cq] = v.x; Bs[kk][cq + 1u] = v.y; Bs[kk][cq + 2u] = v.z; Bs[kk][cq + 3u] = v.w;
     }`
     : `for (var q = 0u; q < 4u; q++) {
       let e = q * 256u + lid.y * 16u + lid.x; let kk = e / 64u; let c = e % 64u;
       let k = k0 + kk; let col = n0 + c;
       var v = ${zero};
-      if (k < K && col < N) { v = b[u32(bo + i32(k) * sbk + i32(col) * sbn)]; }
+      if (k < kEnd && col < N) { v = b[u32(bo + i32(k) * sbk + i32(col) * sbn)]; }
       Bs[kk][c] = v;
     }`;
   return `${PARAMS}
@@ -92,23 +97,28 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   let ao = offs.x; let bo = offs.y;
   var acc: array<vec4<${t}>, 4>;
   for (var i = 0u; i < 4u; i++) { acc[i] = vec4<${t}>(${zero}); }
-  for (var k0 = 0u; k0 < K; k0 += ${TK}u) {
+  let kEnd = pu(11u);
+  for (var k0 = pu(10u); k0 < kEnd; k0 += ${TK}u) {
     ${loadA}
     ${loadB}
     workgroupBarrier();
     for (var kk = 0u; kk < ${TK}u; kk++) {
       let bv = vec4<${t}>(Bs[kk][lid.x * 4u], Bs[kk][lid.x * 4u + 1u], Bs[kk][lid.x * 4u + 2u], Bs[kk][lid.x * 4u + 3u]);
-      for (var i = 0u; i < 4u; i++) { acc[i] += As[kk][lid.y * 4u + i] * bv; }
+      ${[0, 1, 2, 3].map((i) => `acc[${i}] += As[kk][lid.y * 4u + ${i}u] * bv;`).join(' ')}
     }
     workgroupBarrier();
   }
   let ob = batch * M * N;
+  let add = pu(12u) == 1u;
   for (var i = 0u; i < 4u; i++) {
     let row = m0 + lid.y * 4u + i;
     if (row >= M) { break; }
     for (var j = 0u; j < 4u; j++) {
       let col = n0 + lid.x * 4u + j;
-      if (col < N) { out[ob + row * N + col] = acc[i][j]; }
+      if (col < N) {
+        let at = ob + row * N + col;
+        out[at] = select(acc[i][j], out[at] + acc[i][j], add);
+      }
     }
   }
 }`;
@@ -132,17 +142,21 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid
   let offs = batch_offsets(batch);
   let col = wid.x * 256u + lid.x;
   var acc = ${zero};
-  for (var k0 = 0u; k0 < K; k0 += 256u) {
+  let kEnd = pu(11u);
+  for (var k0 = pu(10u); k0 < kEnd; k0 += 256u) {
     let k = k0 + lid.x;
-    av[lid.x] = select(${zero}, a[u32(offs.x + i32(min(k, K - 1u)) * sak)], k < K);
+    av[lid.x] = select(${zero}, a[u32(offs.x + i32(min(k, K - 1u)) * sak)], k < kEnd);
     workgroupBarrier();
     if (col < N) {
-      let kEnd = min(256u, K - k0);
-      for (var kk = 0u; kk < kEnd; kk++) { acc += av[kk] * b[u32(offs.y + i32(k0 + kk) * sbk + i32(col) * sbn)]; }
+      let n = min(256u, kEnd - k0);
+      for (var kk = 0u; kk < n; kk++) { acc += av[kk] * b[u32(offs.y + i32(k0 + kk) * sbk + i32(col) * sbn)]; }
     }
     workgroupBarrier();
   }
-  if (col < N) { out[batch * N + col] = acc; }
+  if (col < N) {
+    let at = batch * N + col;
+    out[at] = select(acc, out[at] + acc, pu(12u) == 1u);
+  }
 }`;
 }
 
@@ -160,11 +174,18 @@ export function matmul(queue: GpuQueue, a: View, b: View, out: View): void {
   const rb = walk.shape.length;
   const [sam, sak] = [a.strides[rank - 2], a.strides[rank - 1]];
   const [sbk, sbn] = [b.strides[rank - 2], b.strides[rank - 1]];
-  const params = new Params()
-    .u32(M, N, K)
-    .i32s(a.offset, sam, sak, b.offset, sbk, sbn)
-    .u32(batches)
-    .i32s(...walk.shape, ...walk.strides[0], ...walk.strides[1]);
+  // Passes over K: on Mesa's llvmpipe a loop that runs more than 65535 iterations in one invocation is cut
+  // short (its results silently wrong), so no invocation walks more than K_PER_PASS values of k.
+  const passes: Params[] = [];
+  for (let k0 = 0; k0 < K || passes.length === 0; k0 += K_PER_PASS) {
+    passes.push(
+      new Params()
+        .u32(M, N, K)
+        .i32s(a.offset, sam, sak, b.offset, sbk, sbn)
+        .u32(batches, k0, Math.min(K, k0 + K_PER_PASS), k0 > 0 ? 1 : 0)
+        .i32s(...walk.shape, ...walk.strides[0], ...walk.strides[1]),
+    );
+  }
   const bindings = [
     { storage: a.storage as GpuStorage },
     { storage: b.storage as GpuStorage },
@@ -173,7 +194,8 @@ export function matmul(queue: GpuQueue, a: View, b: View, out: View): void {
   const label = `matmul ${a.dtype}[${a.shape}] @ [${b.shape}]`;
   if (M === 1 && batches <= 65535) {
     const pipeline = queue.pipeline(`gemv|${t}|${rb}`, () => gemvSource(t, rb));
-    queue.dispatch(label, pipeline, bindings, params, [Math.ceil(N / 256), batches]);
+    for (const params of passes)
+      queue.dispatch(label, pipeline, bindings, params, [Math.ceil(N / 256), batches]);
     return;
   }
   // vec4 reads need 4-aligned contiguous rows at every batch offset (batch strides multiples of 4 too).
@@ -187,5 +209,5 @@ export function matmul(queue: GpuQueue, a: View, b: View, out: View): void {
   const vecB = aligned(b.offset, sbk, sbn, N, walk.strides[1]);
   const pipeline = queue.pipeline(`matmul|${t}|${rb}|${vecA}|${vecB}`, () => tiledSource(t, rb, vecA, vecB));
   const [y, z] = grid(Math.ceil(M / TM) * batches);
-  queue.dispatch(label, pipeline, bindings, params, [Math.ceil(N / TN), y, z]);
+  for (const params of passes) queue.dispatch(label, pipeline, bindings, params, [Math.ceil(N / TN), y, z]);
 }

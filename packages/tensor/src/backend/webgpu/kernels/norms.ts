@@ -34,6 +34,8 @@ function slots(list: Slot[]): { decls: string; bindings: Binding[]; has: Set<str
   return { decls: lines.join('\n'), bindings, has };
 }
 
+const ROWS_PER_PASS = 16384;
+
 function forward(queue: GpuQueue, args: LayerNormArgs, centred: boolean): void {
   const { x, weight, bias, eps, out, mean, rstd } = args;
   const [rows, width] = rowsOf(x.shape);
@@ -168,17 +170,24 @@ fn main(${GROUP_BUILTINS}) {
   if (j >= W) { return; }
   var sw = 0.0;
   var sb = 0.0;
-  for (var r = 0u; r < pu(0u); r++) {
+  for (var r = pu(7u); r < pu(8u); r++) {
     let g0 = g[pu(6u) + r * W + j];
     ${c.has.has('dw') ? 'sw += g0 * (x[pu(2u) + r * W + j] - mu[pu(4u) + r]) * rs[pu(5u) + r];' : ''}
     sb += g0;
   }
-  ${c.has.has('dw') ? 'dw[j] = sw;' : ''}
-  ${c.has.has('db') ? 'db[j] = sb;' : ''}
+  let add = pu(9u) == 1u;
+  ${c.has.has('dw') ? 'dw[j] = select(sw, dw[j] + sw, add);' : ''}
+  ${c.has.has('db') ? 'db[j] = select(sb, db[j] + sb, add);' : ''}
 }`,
   );
-  if (width > 0)
-    queue.dispatch(`${name} dweight [${x.shape}]`, pipeline, c.bindings, params, grid(Math.ceil(width / WG)));
+  if (width === 0) return;
+  // Passes of at most ROWS_PER_PASS rows: Mesa's llvmpipe cuts loops beyond 65535 iterations short.
+  for (let r0 = 0; r0 < rows || r0 === 0; r0 += ROWS_PER_PASS) {
+    const pass = new Params()
+      .u32(rows, width, x.offset, weight?.offset ?? 0, mean.offset, rstd.offset, dy.offset)
+      .u32(r0, Math.min(rows, r0 + ROWS_PER_PASS), r0 > 0 ? 1 : 0);
+    queue.dispatch(`${name} dweight [${x.shape}]`, pipeline, c.bindings, pass, grid(Math.ceil(width / WG)));
+  }
 }
 
 export const layerNorm = (q: GpuQueue, args: LayerNormArgs) => forward(q, args, true);
