@@ -36,11 +36,22 @@ function sharedBytes(kind: AttentionKind, elem: number, dmax: number, p: number)
   return elem * (4 * tile + 2 * small + 2 * p);
 }
 
-/** The largest square tile (Br = Bc) whose shared memory fits the 48 KiB every GPU grants without opt-in. */
+/**
+ * The largest square tile (Br = Bc) whose shared memory fits the 48 KiB every GPU grants without opt-in.
+ * At least 8 rows, so a block is at least one full warp (the row groups exchange values by warp shuffle).
+ */
 export function attentionTile(kind: AttentionKind, dtype: DType, dmax: number): number {
   const elem = dtype === 'float64' ? 8 : 4;
-  for (const p of [64, 32, 16, 8, 4]) if (sharedBytes(kind, elem, dmax, p) <= SHARED_LIMIT) return p;
-  throw new Error(`cuda attention: no tile fits shared memory for ${dtype} head size ${dmax}`);
+  for (const p of [64, 32, 16, 8]) if (sharedBytes(kind, elem, dmax, p) <= SHARED_LIMIT) return p;
+  throw new Error(
+    `cuda attention: head size ${dmax} is too large for ${dtype} attention (its tiles exceed shared memory)`,
+  );
+}
+
+/** Whether every attention kernel has a tile for this dtype and head bucket. */
+export function attentionSupported(dtype: DType, dmax: number): boolean {
+  const elem = dtype === 'float64' ? 8 : 4;
+  return (['forward', 'dq', 'dkv'] as const).every((k) => sharedBytes(k, elem, dmax, 8) <= SHARED_LIMIT);
 }
 
 function check(dtype: DType): void {
@@ -331,7 +342,12 @@ function shapes(args: AttentionArgs | AttentionBackwardArgs) {
   const [, Hkv, S] = args.k.shape;
   if (B * Math.max(H, Hkv) > MAX_GRID_Y)
     throw new Error(`cuda attention: batch × heads = ${B * H} exceeds ${MAX_GRID_Y} blocks`);
-  return { B, H, Hkv, T, S, D, dmax: headBucket(D) };
+  const dmax = headBucket(D);
+  if (!attentionSupported(args.q.dtype, dmax))
+    throw new Error(
+      `cuda attention: head size ${D} is too large for ${args.q.dtype} attention (at most 128 in float64)`,
+    );
+  return { B, H, Hkv, T, S, D, dmax };
 }
 
 function commonArgs(args: AttentionArgs | AttentionBackwardArgs, s: ReturnType<typeof shapes>): KernelArg[] {

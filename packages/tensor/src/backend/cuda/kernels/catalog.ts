@@ -11,6 +11,7 @@ import {
   attentionDkvKernel,
   attentionDqKernel,
   attentionForwardKernel,
+  attentionSupported,
   HEAD_BUCKETS,
 } from './attention.js';
 import { type IndexBits, type KernelSource, RANK_BUCKETS } from './common.js';
@@ -43,23 +44,23 @@ function reduceOutput(op: ReduceOp, input: DType): DType {
 
 export function kernelCatalog(): KernelSource[] {
   const out: KernelSource[] = [];
+  // Each dtype: every op at one rank (the ranks the launchers pick for a contiguous or a broadcast
+  // operand); the rank buckets and 64-bit indexing once each, on float32.
   for (const dtype of DTYPES) {
-    for (const rank of RANK_BUCKETS) for (const bits of BITS) out.push(fillKernel(dtype, rank, bits));
-    for (const to of DTYPES) for (const rank of [1, 3]) out.push(copyKernel(dtype, to, rank, 32));
-    for (const rank of RANK_BUCKETS) out.push(copyKernel(dtype, dtype, rank, 64));
-    for (const rank of [1, 4]) out.push(whereKernel(dtype, rank, 32));
-    for (const op of UNARY_OPS)
-      if (unaryExpr(op, dtype) !== null) out.push(unaryKernel(op, dtype, dtype === 'float32' ? 2 : 1, 32));
-    for (const op of BINARY_OPS)
-      if (binaryExpr(op, dtype) !== null) out.push(binaryKernel(op, dtype, dtype === 'float32' ? 3 : 1, 32));
+    out.push(fillKernel(dtype, 1, 32), fillKernel(dtype, 8, 64));
+    for (const to of DTYPES) out.push(copyKernel(dtype, to, 1, 32));
+    out.push(whereKernel(dtype, 2, 32));
+    for (const op of UNARY_OPS) if (unaryExpr(op, dtype) !== null) out.push(unaryKernel(op, dtype, 1, 32));
+    for (const op of BINARY_OPS) if (binaryExpr(op, dtype) !== null) out.push(binaryKernel(op, dtype, 2, 32));
   }
-  for (const rank of RANK_BUCKETS) {
-    out.push(binaryKernel('add', 'float32', rank, 64));
-    out.push(unaryKernel('exp', 'float32', rank, 64));
-  }
+  for (const rank of RANK_BUCKETS)
+    for (const bits of BITS) {
+      out.push(copyKernel('float32', 'float32', rank, bits));
+      out.push(binaryKernel('add', 'float32', rank, bits));
+    }
   for (const input of DTYPES)
     for (const op of REDUCE_OPS)
-      for (const mode of ['block', 'thread'] as ReduceMode[])
+      for (const mode of (input === 'float32' ? ['block', 'thread'] : ['block']) as ReduceMode[])
         out.push(
           reduceKernel({
             op,
@@ -73,17 +74,18 @@ export function kernelCatalog(): KernelSource[] {
         );
   for (const outerRank of RANK_BUCKETS)
     for (const innerRank of [1, 2, 4])
-      out.push(
-        reduceKernel({
-          op: 'sum',
-          input: 'float32',
-          output: 'float32',
-          outerRank,
-          innerRank,
-          mode: 'block',
-          bits: 64,
-        }),
-      );
+      if (outerRank === 1 || innerRank === 1 || outerRank === innerRank)
+        out.push(
+          reduceKernel({
+            op: 'sum',
+            input: 'float32',
+            output: 'float32',
+            outerRank,
+            innerRank,
+            mode: 'block',
+            bits: 64,
+          }),
+        );
   const layouts: Layout[] = ['n', 't', 's'];
   for (const a of layouts)
     for (const b of layouts)
@@ -95,10 +97,9 @@ export function kernelCatalog(): KernelSource[] {
   out.push(matmulKernel({ dtype: 'float64', a: 'n', b: 'n', batchRank: 1, tiles: MATMUL_TILES.double }));
   out.push(matmulKernel({ dtype: 'int32', a: 't', b: 's', batchRank: 2, tiles: MATMUL_TILES.small }));
   for (const dtype of ['float32', 'float64', 'int32'] as DType[])
-    for (const rank of [1, 2, 4, 8]) {
-      out.push(gatherKernel(dtype, rank, 32));
-      out.push(scatterAddKernel(dtype, rank, rank === 8 ? 64 : 32));
-    }
+    out.push(gatherKernel(dtype, 1, 32), scatterAddKernel(dtype, 1, 32));
+  for (const rank of RANK_BUCKETS)
+    out.push(gatherKernel('float32', rank, 64), scatterAddKernel('float32', rank, 32));
   out.push(gatherKernel('bool', 2, 32));
   for (const dtype of FLOATS) {
     for (const log of [false, true]) {
@@ -109,7 +110,7 @@ export function kernelCatalog(): KernelSource[] {
     for (const centred of [true, false])
       out.push(normKernel(dtype, centred), normBackwardKernel(dtype, centred));
     out.push(normParamGradKernel(dtype), adamwKernel(dtype), attentionDeltaKernel(dtype));
-    for (const dmax of HEAD_BUCKETS)
+    for (const dmax of HEAD_BUCKETS.filter((d) => attentionSupported(dtype, d)))
       out.push(
         attentionForwardKernel(dtype, dmax),
         attentionDqKernel(dtype, dmax),
