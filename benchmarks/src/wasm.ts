@@ -1,85 +1,231 @@
 /**
- * The WebAssembly SIMD kernels against the plain TypeScript kernels they replace and against
- * @tensorflow/tfjs-backend-cpu, in one process on the same inputs: matmul 128/256/512 and softmax
- * [4096, 1024]. Run from the repository root:
+ * Every kernel the wasm backend registers, against the TypeScript kernel it replaces, in one process on the
+ * same inputs: each kernel is called directly (getBackend('cpu').kernels.<name>) with the plain TypeScript
+ * kernels, then the wasm kernels on 1 thread, then on 2 threads. A wasm kernel earns its registration only
+ * if it is faster than the TypeScript one here. Run from benchmarks/:
  *
- *   npx tsx --conditions=@agent-r1/source benchmarks/src/wasm.ts [--quick]
+ *   npx tsx --conditions=@agent-r1/source src/wasm.ts [--quick] [--out file.json]
  *
- * Prints one row per case and library (median ms, GFLOP/s, max |difference| to the TS kernel) and the
- * wasm/TS and wasm/tfjs speed ratios. Softmax is counted as 5 flops per element (max, subtract, exp as
- * one, sum, scale) and also reported in GB/s (read + write).
+ * Prints the median ms per configuration, the speed-ups over TS, and the max |difference| to the TS
+ * output; writes them to JSON (default results/wasm-kernels.json).
  */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import * as T from '@agent-r1/tensor';
-import * as tfjs from './anchors/tfjs.js';
-import { initTfjs } from './anchors/tfjs.js';
 import { DEFAULT_OPTIONS, QUICK_OPTIONS, type Runner, maxAbsDiff, measure } from './harness.js';
-import { type Input, ours, oursRunner, randn } from './inputs.js';
+import { ours, randint, randn } from './inputs.js';
 
 interface Case {
   name: string;
-  flops: number;
-  bytes: number;
-  ours: () => Runner;
-  tfjs: () => Runner;
+  shape: string;
+  /** Calls the kernel on inputs built once; returns the output tensor to read. */
+  setup(): { call: () => T.Tensor; dispose: () => void };
 }
 
-function matmulCase(n: number): Case {
-  const a = randn([n, n], n);
-  const b = randn([n, n], n + 1);
+const kernels = () => T.getBackend('cpu').kernels;
+const zeros = (shape: number[], dtype: T.DType = 'float32') => T.zeros(shape, { dtype });
+
+/** A view of `t` broadcast over `shape` (stride 0 on the new leading axes), as the op layer passes it. */
+function broadcastView(t: T.Tensor, shape: number[]): T.View {
+  const lead = shape.length - t.shape.length;
+  const strides = shape.map((_, i) => (i < lead || t.shape[i - lead] === 1 ? 0 : t.strides[i - lead]));
+  return { storage: t.storage, dtype: t.dtype, shape, strides, offset: t.offset };
+}
+
+function kernelCase(name: string, shape: string, build: () => [T.Tensor, () => void, T.Tensor[]]): Case {
   return {
-    name: `matmul ${n}x${n}x${n}`,
-    flops: 2 * n * n * n,
-    bytes: 4 * 3 * n * n,
-    ours: () => {
-      const [ta, tb] = [ours(a), ours(b)];
-      return oursRunner([ta, tb], () => T.matmul(ta, tb));
+    name,
+    shape,
+    setup() {
+      const [out, call, inputs] = build();
+      return {
+        call: () => {
+          call();
+          return out;
+        },
+        dispose: () => T.dispose([out, ...inputs]),
+      };
     },
-    tfjs: () => tfjs.matmul(a, b),
   };
 }
 
-function softmaxCase(x: Input): Case {
-  return {
-    name: `softmax ${x.shape.join('x')}`,
-    flops: 5 * x.data.length,
-    bytes: 4 * 2 * x.data.length,
-    ours: () => {
-      const t = ours(x);
-      return oursRunner([t], () => T.softmax(t));
-    },
-    tfjs: () => tfjs.softmax(x),
-  };
+function cases(): Case[] {
+  const x2 = (r: number, c: number, seed: number, std = 1) => ours(randn([r, c], seed, std));
+  const list: Case[] = [];
+  list.push(
+    kernelCase('matmul', '512x512 @ 512x512', () => {
+      const [a, b, o] = [x2(512, 512, 1), x2(512, 512, 2), zeros([512, 512])];
+      return [o, () => kernels().matmul(a, b, o), [a, b]];
+    }),
+  );
+  for (const log of [false, true]) {
+    list.push(
+      kernelCase(log ? 'logSoftmax' : 'softmax', '4096x1024', () => {
+        const [x, o] = [x2(4096, 1024, 3, 3), zeros([4096, 1024])];
+        return [o, () => kernels().softmax(x, o, log), [x]];
+      }),
+      kernelCase(log ? 'logSoftmaxBackward' : 'softmaxBackward', '4096x1024', () => {
+        const x = x2(4096, 1024, 4, 3);
+        const y = log ? T.logSoftmax(x) : T.softmax(x);
+        const [g, o] = [x2(4096, 1024, 5), zeros([4096, 1024])];
+        return [o, () => kernels().softmaxBackward(y, g, o, log), [x, y, g]];
+      }),
+    );
+  }
+  list.push(
+    kernelCase('logprobs', '4096x8192', () => {
+      const [x, t] = [x2(4096, 8192, 6, 3), ours(randint(8192, [4096], 7))];
+      const [o, l] = [zeros([4096]), zeros([4096])];
+      return [o, () => kernels().logprobs(x, t, o, l), [x, t, l]];
+    }),
+    kernelCase('logprobsBackward', '4096x8192', () => {
+      const [x, t] = [x2(4096, 8192, 8, 3), ours(randint(8192, [4096], 9))];
+      const lse = T.logsumexp(x, -1);
+      const [g, o] = [ours(randn([4096], 10)), zeros([4096, 8192])];
+      return [o, () => kernels().logprobsBackward(x, t, lse, g, o), [x, t, lse, g]];
+    }),
+  );
+  for (const centred of [true, false]) {
+    const name = centred ? 'layerNorm' : 'rmsNorm';
+    list.push(
+      kernelCase(name, '4096x512', () => {
+        const [x, w, b] = [x2(4096, 512, 11, 2), ours(randn([512], 12)), ours(randn([512], 13))];
+        const [o, mean, rstd] = [zeros([4096, 512]), zeros([4096]), zeros([4096])];
+        const args = { x, weight: w, bias: centred ? b : null, eps: 1e-5, out: o, mean, rstd };
+        return [
+          o,
+          () => (centred ? kernels().layerNorm(args) : kernels().rmsNorm(args)),
+          [x, w, b, mean, rstd],
+        ];
+      }),
+      kernelCase(`${name}Backward`, '4096x512', () => {
+        const [x, w, dy] = [x2(4096, 512, 14, 2), ours(randn([512], 15)), x2(4096, 512, 16)];
+        const [o, mean, rstd] = [zeros([4096, 512]), zeros([4096]), zeros([4096])];
+        kernels()[name]({ x, weight: w, bias: null, eps: 1e-5, out: o, mean, rstd });
+        const [dx, dw, db] = [zeros([4096, 512]), zeros([512]), zeros([512])];
+        const args = { x, weight: w, mean, rstd, dy, dx, dweight: dw, dbias: centred ? db : null };
+        const run = () => (centred ? kernels().layerNormBackward(args) : kernels().rmsNormBackward(args));
+        return [dx, run, [x, w, dy, o, mean, rstd, dw, db]];
+      }),
+    );
+  }
+  list.push(
+    kernelCase('attention (causal)', 'B4 H4 S256 D64', () => {
+      const [q, k, v] = [21, 22, 23].map((s) => ours(randn([4, 4, 256, 64], s)));
+      const [o, lse] = [zeros([4, 4, 256, 64]), zeros([4, 4, 256])];
+      const args = { q, k, v, mask: null, causal: true, scale: 1 / 8, out: o, lse };
+      return [o, () => kernels().attention(args), [q, k, v, lse]];
+    }),
+  );
+  const [R, C] = [1024, 1024];
+  for (const [op, kind] of [
+    ['add', 'dense'],
+    ['mul', 'dense'],
+    ['add', 'row'],
+    ['sub', 'row'],
+    ['div', 'row'],
+    ['mul', 'scalar'],
+  ] as const) {
+    list.push(
+      kernelCase(`binary ${op} (${kind})`, `${R}x${C}`, () => {
+        const a = x2(R, C, 31);
+        const b = kind === 'dense' ? x2(R, C, 32) : ours(randn(kind === 'row' ? [C] : [1], 33));
+        const bv = kind === 'dense' ? b : broadcastView(b, [R, C]);
+        const o = zeros([R, C]);
+        return [o, () => kernels().binary(op, a, bv, o), [a, b]];
+      }),
+    );
+  }
+  for (const op of ['exp', 'sigmoid', 'silu', 'silu_grad', 'gelu', 'gelu_grad'] as const) {
+    list.push(
+      kernelCase(`unary ${op}`, `${R}x${C}`, () => {
+        const [x, o] = [x2(R, C, 41, 3), zeros([R, C])];
+        return [o, () => kernels().unary(op, x, o), [x]];
+      }),
+    );
+  }
+  list.push(
+    kernelCase('adamw', '1M params', () => {
+      const n = 1 << 20;
+      const [p, g, m, v] = [51, 52, 53, 54].map((s) => ours(randn([n], s, 0.1)));
+      const v2 = T.abs(v);
+      const args = {
+        param: p,
+        grad: g,
+        m,
+        v: v2,
+        lr: 1e-3,
+        beta1: 0.9,
+        beta2: 0.999,
+        eps: 1e-8,
+        weightDecay: 0.01,
+        step: 10,
+      };
+      // In place: each call moves the state one more step, the same work every time.
+      return [p, () => kernels().adamw(args), [g, m, v, v2]];
+    }),
+  );
+  return list;
 }
 
-const quick = process.argv.includes('--quick');
-const options = quick ? QUICK_OPTIONS : DEFAULT_OPTIONS;
-await initTfjs(false);
+const CONFIGS = ['ts', 'wasm-1', 'wasm-2'] as const;
+
+function select(config: (typeof CONFIGS)[number]): void {
+  if (config === 'ts') T.disableWasmKernels();
+  else {
+    T.enableWasmKernels({ threads: config === 'wasm-1' ? 1 : 2 });
+    T.waitForWasmWorkers(30000);
+  }
+}
+
+const argv = process.argv.slice(2);
+const quick = argv.includes('--quick');
+const outIndex = argv.indexOf('--out');
+const out =
+  outIndex >= 0
+    ? argv[outIndex + 1]
+    : fileURLToPath(new URL('../results/wasm-kernels.json', import.meta.url));
+const options = quick ? QUICK_OPTIONS : { ...DEFAULT_OPTIONS, minTimeMs: 400, maxReps: 60 };
 if (!T.wasmSimdSupported()) {
   console.error('WebAssembly SIMD is not supported here');
   process.exit(1);
 }
-
-const cases = [matmulCase(128), matmulCase(256), matmulCase(512), softmaxCase(randn([4096, 1024], 21, 3))];
+const machine = `${os.cpus()[0]?.model}, ${os.cpus().length} cores, node ${process.version}`;
+console.log(`${machine}; ${new Date().toISOString()}; ${quick ? 'quick' : 'default'} repetitions`);
 const pad = (s: string, n: number) => s.padEnd(n);
-console.log(`node ${process.version}, ${options === QUICK_OPTIONS ? 'quick' : 'default'} repetitions`);
 console.log(
-  `${pad('case', 26)}${pad('library', 8)}${pad('median ms', 12)}${pad('GFLOP/s', 10)}${pad('GB/s', 8)}max|diff| vs TS`,
+  `${pad('kernel', 26)}${pad('shape', 18)}${CONFIGS.map((c) => pad(`${c} ms`, 11)).join('')}${pad('w1/ts', 8)}${pad('w2/ts', 8)}max|diff|`,
 );
-for (const c of cases) {
-  const results: Record<string, { ms: number; output: Float32Array }> = {};
-  for (const lib of ['ts', 'wasm', 'tfjs'] as const) {
-    if (lib === 'wasm') T.enableWasmKernels();
-    else T.disableWasmKernels();
-    const runner = lib === 'tfjs' ? c.tfjs() : c.ours();
+const rows = [];
+for (const c of cases()) {
+  const ms: Record<string, number> = {};
+  let reference: Float32Array | undefined;
+  let diff = 0;
+  for (const config of CONFIGS) {
+    select(config);
+    const { call, dispose } = c.setup();
+    const runner: Runner = { run: () => call().dataSync(), dispose };
     const m = measure(runner, options);
     runner.dispose();
-    results[lib] = { ms: m.medianMs, output: m.output };
-    const diff = lib === 'ts' ? '' : maxAbsDiff(m.output, results.ts.output).toExponential(1);
-    console.log(
-      `${pad(c.name, 26)}${pad(lib, 8)}${pad(m.medianMs.toFixed(2), 12)}${pad((c.flops / m.medianMs / 1e6).toFixed(2), 10)}${pad((c.bytes / m.medianMs / 1e6).toFixed(2), 8)}${diff}`,
-    );
+    ms[config] = m.medianMs;
+    if (!reference) reference = m.output;
+    else diff = Math.max(diff, maxAbsDiff(m.output, reference));
   }
-  T.disableWasmKernels();
-  const r = (x: string, y: string) => (results[y].ms / results[x].ms).toFixed(2);
-  console.log(`${pad('', 26)}speed-up: wasm/TS ${r('wasm', 'ts')}x, wasm/tfjs ${r('wasm', 'tfjs')}x`);
+  const s1 = ms.ts / ms['wasm-1'];
+  const s2 = ms.ts / ms['wasm-2'];
+  rows.push({ kernel: c.name, shape: c.shape, ms, speedup1: s1, speedup2: s2, maxAbsDiff: diff });
+  console.log(
+    `${pad(c.name, 26)}${pad(c.shape, 18)}${CONFIGS.map((k) => pad(ms[k].toFixed(2), 11)).join('')}${pad(`${s1.toFixed(1)}x`, 8)}${pad(`${s2.toFixed(1)}x`, 8)}${diff.toExponential(1)}`,
+  );
 }
+T.disableWasmKernels();
+const slower = rows.filter((r) => !(r.speedup1 > 1 && r.speedup2 > 1)).map((r) => r.kernel);
+console.log(
+  slower.length ? `not faster than TS: ${slower.join(', ')}` : 'every wasm kernel is faster than TS',
+);
+mkdirSync(path.dirname(out), { recursive: true });
+writeFileSync(out, `${JSON.stringify({ machine, date: new Date().toISOString(), quick, rows }, null, 2)}\n`);
+console.log(`wrote ${out}`);
+process.exit(0);
