@@ -79,8 +79,8 @@ describe('finding the NVIDIA libraries', () => {
     const message = (error as Error).message;
     expect(message).toContain('NVRTC');
     expect(message).toContain('AGENT_R1_LIBNVRTC');
-    expect(message).toContain(`${join(toolkit, 'libnvrtc.so.13')}:`);
-    expect(message).toContain(`${join(wheel, 'libnvrtc.so.12')}:`);
+    expect(message).toContain(`${join(toolkit, 'libnvrtc.so.13')} (`);
+    expect(message).toContain(`${join(wheel, 'libnvrtc.so.12')} (`);
     expect(message).toMatch(/invalid ELF header|file too short|not a dynamic/i);
   });
 

@@ -63,6 +63,16 @@ export async function createCudaBackend(options: CudaOptions = {}): Promise<Cuda
       await rt.download(s.ptr, out);
       return out;
     },
+    /**
+     * A blocking read: it waits for the stream, then copies. Honest on CUDA (unlike WebGPU, where mapping
+     * is asynchronous), and what gradcheck-style host loops and `.to('cpu')` need; prefer `await read()`.
+     */
+    readSync(storage: Storage): TypedArray {
+      const s = own(storage);
+      const out = typedArrayFor(s.dtype, s.size);
+      rt.downloadSync(s.ptr, out);
+      return out;
+    },
     sync: () => rt.idle(),
     synchronize: () => rt.synchronize(),
     emptyCache: () => rt.allocator.releaseCached(),

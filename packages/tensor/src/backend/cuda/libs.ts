@@ -142,9 +142,10 @@ export class LibraryNotFoundError extends Error {
     readonly tried: { path: string; reason: string }[],
   ) {
     const spec = SPECS[kind];
-    const lines = tried.map((t) => `  ${t.path}: ${t.reason}`).join('\n');
+    // One line, so a test runner's skip notice stays one line.
+    const list = tried.map((t) => `${t.path} (${t.reason})`).join('; ');
     super(
-      `cuda: could not load ${spec.title}; ${spec.hint}, or set ${spec.variable} to its path. Tried:\n${lines}`,
+      `cuda: could not load ${spec.title}; ${spec.hint}, or set ${spec.variable} to its path. Tried: ${list}`,
     );
     this.name = 'LibraryNotFoundError';
   }

@@ -181,6 +181,12 @@ export class CudaRuntime implements Launcher {
     if (out.byteLength > 0) this.driver.check('cuMemcpyDtoHAsync', out, ptr, out.byteLength, this.stream);
   }
 
+  /** Copies device memory into `out`, blocking the thread until queued work is done. */
+  downloadSync(ptr: bigint, out: ArrayBufferView): void {
+    this.synchronize();
+    if (out.byteLength > 0) this.driver.check('cuMemcpyDtoHAsync', out, ptr, out.byteLength, this.stream);
+  }
+
   /** Resolves when every queued launch and copy has finished; throws a kernel-reported error. */
   async idle(): Promise<void> {
     this.driver.check('cuEventRecord', this.event, this.stream);

@@ -1,0 +1,131 @@
+/**
+ * The cuda backend on a GPU: the cross-backend property suite (every primitive against the CPU reference,
+ * forward and backward; see cross-backend/suite.ts), float64 gradient checks run on the device, and what
+ * only this backend has (Threefry draws bit-for-bit, kernel-raised index errors, the allocator's reuse).
+ * Skips with one line without a CUDA driver; REQUIRE_CUDA=1 makes that a failure.
+ *
+ * Tolerances: float32 kernels use the CUDA math library (expf, logf, tanhf: 1–2 ulp) and fast __expf
+ * inside attention; reductions and dot products accumulate in float32 in a different order than the CPU's
+ * float64 (a few ulp per term), so matmul is 2e-6·K, sums 1e-4. AdamW and random compute in double and
+ * round once, as the CPU does.
+ */
+import { describe, expect, test } from 'vitest';
+import {
+  type CudaBackend,
+  gather,
+  getBackend,
+  layerNorm,
+  logSoftmax,
+  matmul,
+  rand,
+  randn,
+  rmsNorm,
+  scaledDotProductAttention,
+  tensor,
+  Generator,
+} from '../src/index.js';
+import { acquireDevice } from './cross-backend/device.js';
+import { crossBackendSuite } from './cross-backend/suite.js';
+import { cudaGradcheck } from './cuda/gradcheck.js';
+
+const available = await acquireDevice('cuda');
+
+if (available) {
+  crossBackendSuite('cuda', {
+    runs: 20,
+    tolerances: {
+      elementwise: { atol: 2e-6, rtol: 2e-5 },
+      reduce: { atol: 1e-4, rtol: 1e-5 },
+      matmul: { atol: 2e-6, rtol: 1e-5 },
+      softmax: { atol: 2e-6, rtol: 5e-5 },
+      norm: { atol: 1e-4, rtol: 1e-4 },
+      attention: { atol: 2e-5, rtol: 1e-4 },
+      optim: { atol: 1e-6, rtol: 1e-6 },
+      random: { atol: 2e-6, rtol: 2e-6 },
+      // Box–Muller in double, rounded once: only the device's double log/cos can differ from the host's.
+      normal: { atol: 2e-6, rtol: 2e-6 },
+    },
+  });
+
+  describe('cuda: float64 gradients checked on the device', () => {
+    const vals = (n: number, seed: number) => Array.from({ length: n }, (_, i) => Math.sin(seed + 0.37 * i));
+    test('matmul with a transposed operand', async () => {
+      await cudaGradcheck(
+        (a, b) => matmul(a, b.transpose(0, 1)),
+        [
+          { shape: [3, 4], values: vals(12, 1) },
+          { shape: [5, 4], values: vals(20, 2) },
+        ],
+      );
+    });
+    test('log_softmax, layer_norm, rms_norm', async () => {
+      await cudaGradcheck((x) => logSoftmax(x, -1), [{ shape: [2, 5], values: vals(10, 3) }]);
+      await cudaGradcheck(
+        (x, w, b) => layerNorm(x, w, b),
+        [
+          { shape: [3, 4], values: vals(12, 4) },
+          { shape: [4], values: vals(4, 5) },
+          { shape: [4], values: vals(4, 6) },
+        ],
+      );
+      await cudaGradcheck(
+        (x, w) => rmsNorm(x, w),
+        [
+          { shape: [3, 4], values: vals(12, 7) },
+          { shape: [4], values: vals(4, 8) },
+        ],
+      );
+    });
+    test('causal grouped-query attention with a KV cache offset', async () => {
+      // q [1, 2, 3, 4] against k, v [1, 1, 5, 4]: two query heads share one KV head, and S > T.
+      await cudaGradcheck(
+        (q, k, v) => scaledDotProductAttention(q, k, v, { causal: true }),
+        [
+          { shape: [1, 2, 3, 4], values: vals(24, 9) },
+          { shape: [1, 1, 5, 4], values: vals(20, 10) },
+          { shape: [1, 1, 5, 4], values: vals(20, 11) },
+        ],
+      );
+    });
+  });
+
+  describe('cuda: backend specifics', () => {
+    test('uniform and normal draws equal the CPU backend bit for bit', async () => {
+      for (const draw of [rand, randn]) {
+        const onGpu = await draw([4097], { device: 'cuda', generator: new Generator(7) }).data();
+        const onCpu = await draw([4097], { generator: new Generator(7) }).data();
+        if (draw === rand) expect(onGpu).toEqual(onCpu);
+        else
+          for (let i = 0; i < onCpu.length; i++)
+            expect(Math.abs(onGpu[i] - onCpu[i])).toBeLessThanOrEqual(2e-7 * (1 + Math.abs(onCpu[i])));
+      }
+    });
+
+    test('an out-of-range gather index surfaces as an error at the next read', async () => {
+      const x = tensor([1, 2, 3], { device: 'cuda' });
+      const bad = tensor(Int32Array.from([0, 5]), { device: 'cuda' });
+      const out = gather(x, 0, bad);
+      await expect(out.data()).rejects.toThrow(/gather: an index was out of range/);
+      // The error word is cleared: the next read succeeds.
+      expect([...(await x.data())]).toEqual([1, 2, 3]);
+    });
+
+    test('freed device memory is reused from the pool', async () => {
+      const backend = getBackend('cuda') as CudaBackend;
+      const a = randn([1000, 1000], { device: 'cuda' });
+      await backend.sync();
+      const before = backend.memoryStats();
+      a.dispose();
+      const b = randn([1000, 1000], { device: 'cuda' });
+      await backend.sync();
+      const after = backend.memoryStats();
+      expect(after.reservedBytes).toBe(before.reservedBytes);
+      b.dispose();
+      expect(backend.memoryStats().pooledBytes).toBeGreaterThanOrEqual(4_000_000);
+    });
+  });
+} else {
+  describe('cuda vs cpu', () => {
+    test.skip('no CUDA driver (see the warning above)', () => {});
+  });
+}
