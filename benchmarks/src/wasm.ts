@@ -119,6 +119,16 @@ function cases(): Case[] {
       return [o, () => kernels().attention(args), [q, k, v, lse]];
     }),
   );
+  list.push(
+    kernelCase('attentionBackward (causal)', 'B4 H4 S256 D64', () => {
+      const [q, k, v, dout] = [24, 25, 26, 27].map((s) => ours(randn([4, 4, 256, 64], s)));
+      const [o, lse] = [zeros([4, 4, 256, 64]), zeros([4, 4, 256])];
+      kernels().attention({ q, k, v, mask: null, causal: true, scale: 1 / 8, out: o, lse });
+      const [dq, dk, dv] = [0, 1, 2].map(() => zeros([4, 4, 256, 64]));
+      const args = { q, k, v, mask: null, causal: true, scale: 1 / 8, out: o, lse, dout, dq, dk, dv };
+      return [dk, () => kernels().attentionBackward(args), [q, k, v, dout, o, lse, dq, dv]];
+    }),
+  );
   const [R, C] = [1024, 1024];
   for (const [op, kind] of [
     ['add', 'dense'],

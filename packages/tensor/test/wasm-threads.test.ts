@@ -62,9 +62,11 @@ function workload(): Tensor[] {
       )
       .backward();
     out.push(y, lp, x.grad as Tensor, w.grad as Tensor, exp(x), add(x, w));
-    const q = f32([2, 4, 70, 24], 8);
-    const k = f32([2, 2, 90, 24], 9);
-    out.push(scaledDotProductAttention(q, k, k, { causal: true }));
+    const q = leaf(f32([2, 4, 70, 24], 8));
+    const k = leaf(f32([2, 2, 90, 24], 9));
+    const att = scaledDotProductAttention(q, k, k, { causal: true });
+    att.mul(f32(att.shape, 14)).sum().backward();
+    out.push(att, q.grad as Tensor, k.grad as Tensor);
     const p = f32([9000], 10);
     const m = f32([9000], 11, 0.1);
     const v = f32([9000], 12, 0.1).abs();

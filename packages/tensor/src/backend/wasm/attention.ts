@@ -3,10 +3,11 @@
  * or none; grouped-query heads included): q, k, v are copied into the wasm memory whole, and the work is a
  * list of calls over (batch, head, block of query rows), split over the threads. Each query row is computed
  * by one call start to end, so results do not depend on the thread count. Scores and sums are float32 (the
- * CPU kernel uses float64). The backward stays on the CPU kernel.
+ * CPU kernel uses float64). The backward runs one call per (batch, kv head): that call owns the kv head's
+ * dk and dv, so they are summed in one fixed order whatever the thread count.
  */
-import type { AttentionArgs, View } from '../backend.js';
-import { attention as cpuAttention } from '../cpu/attention.js';
+import type { AttentionArgs, AttentionBackwardArgs, View } from '../backend.js';
+import { attentionBackward as cpuAttentionBackward, attention as cpuAttention } from '../cpu/attention.js';
 import { dataOf } from '../cpu/storage.js';
 import { assertDense } from '../cpu/strided.js';
 import type { Call } from './pool.js';
@@ -81,4 +82,65 @@ export function attention(args: AttentionArgs): void {
   const view = rt.reserve(0);
   f32(out).set(view.subarray(oAt / 4, oAt / 4 + qn), out.offset);
   f32(lse).set(view.subarray(lAt / 4, lAt / 4 + B * H * T), lse.offset);
+}
+
+export function attentionBackward(args: AttentionBackwardArgs): void {
+  const { q, k, v, mask, causal, scale, out, lse, dout, dq, dk, dv } = args;
+  const all = [q, k, v, out, lse, dout, dq, dk, dv];
+  if (mask || all.some((x) => x.dtype !== 'float32')) {
+    cpuAttentionBackward(args);
+    return;
+  }
+  assertDense('attentionBackward', q, k, v, out, dout);
+  const [B, H, T, D] = q.shape;
+  const Hkv = k.shape[1];
+  const S = k.shape[2];
+  if (B * H * T * S * D === 0) {
+    cpuAttentionBackward(args);
+    return;
+  }
+  const G = H / Hkv;
+  const qn = B * H * T * D;
+  const kn = B * Hkv * S * D;
+  const rt = getWasmRuntime();
+  rt.lanes(8 * B * H * T * S * D);
+  const qs = align16(4 * qn);
+  const ks = align16(4 * kn);
+  const qAt = 0;
+  const kAt = 4 * qs;
+  const lAt = kAt + 4 * ks;
+  const mem = rt.reserve(lAt + 4 * B * H * T);
+  mem.set(f32(q).subarray(q.offset, q.offset + qn), qAt / 4);
+  mem.set(f32(out).subarray(out.offset, out.offset + qn), (qAt + qs) / 4);
+  mem.set(f32(dout).subarray(dout.offset, dout.offset + qn), (qAt + 2 * qs) / 4);
+  mem.set(f32(k).subarray(k.offset, k.offset + kn), kAt / 4);
+  mem.set(f32(v).subarray(v.offset, v.offset + kn), (kAt + ks) / 4);
+  mem.fill(0, (kAt + 2 * ks) / 4, (kAt + 4 * ks) / 4);
+  mem.set(f32(lse).subarray(lse.offset, lse.offset + B * H * T), lAt / 4);
+  const id = rt.id('attn_bwd');
+  const shift = causal ? S - T : S;
+  const calls: Call[] = [];
+  for (let b = 0; b < B; b++)
+    for (let h = 0; h < Hkv; h++) {
+      const head = b * H + h * G;
+      calls.push([
+        id,
+        qAt + 4 * head * T * D,
+        qs,
+        kAt + 4 * (b * Hkv + h) * S * D,
+        ks,
+        lAt + 4 * head * T,
+        G * T,
+        T,
+        S,
+        D,
+        shift,
+        scale,
+      ]);
+    }
+  rt.parallel('attentionBackward', calls);
+  const view = rt.reserve(0);
+  f32(dq).set(view.subarray((qAt + 3 * qs) / 4, (qAt + 3 * qs) / 4 + qn), dq.offset);
+  f32(dk).set(view.subarray((kAt + 2 * ks) / 4, (kAt + 2 * ks) / 4 + kn), dk.offset);
+  f32(dv).set(view.subarray((kAt + 3 * ks) / 4, (kAt + 3 * ks) / 4 + kn), dv.offset);
 }

@@ -225,6 +225,9 @@ export class Code {
   i32Mul(): this {
     return this.op(0x6c);
   }
+  i32DivS(): this {
+    return this.op(0x6d);
+  }
   i32Shl(): this {
     return this.op(0x74);
   }

@@ -6,7 +6,7 @@
  */
 import type { Kernels } from '../backend.js';
 import { getBackend, registerKernel } from '../registry.js';
-import { attention } from './attention.js';
+import { attention, attentionBackward } from './attention.js';
 import { binary, unary } from './elementwise.js';
 import { matmul } from './matmul.js';
 import { layerNorm, layerNormBackward, rmsNorm, rmsNormBackward } from './norms.js';
@@ -39,6 +39,7 @@ export const WASM_KERNELS = {
   rmsNorm,
   rmsNormBackward,
   attention,
+  attentionBackward,
   binary,
   unary,
   adamw,

@@ -6,7 +6,7 @@
  * Every export takes byte addresses into the memory and returns nothing.
  */
 import { F64, ModuleBuilder } from './builder.js';
-import { addAttention } from './emit/attention.js';
+import { addAttention, addAttentionBackward } from './emit/attention.js';
 import { addElementwise } from './emit/elementwise.js';
 import { addGemm } from './emit/gemm.js';
 import { addNorms } from './emit/norms.js';
@@ -27,5 +27,6 @@ export function buildKernelModule(shared = false): Uint8Array {
   addNorms(m);
   addElementwise(m);
   addAttention(m, logFn);
+  addAttentionBackward(m);
   return m.build();
 }

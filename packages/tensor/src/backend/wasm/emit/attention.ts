@@ -150,3 +150,111 @@ export function addAttention(m: ModuleBuilder, logFn: number): void {
     'attn_fwd',
   );
 }
+
+/**
+ * Attention backward for the query rows of one (batch, kv head) group:
+ *
+ * `attn_bwd(qb, qs, kb, ks, lp, rows, T, S, D, shift, scale)`: q, out, dout and dq are four [rows, D] blocks
+ * `qs` bytes apart starting at qb (the group's query heads are consecutive rows, row r being query r mod T);
+ * k, v, dk, dv four [S, D] blocks `ks` bytes apart from kb; lp the rows' log-sum-exp. dq is overwritten, dk
+ * and dv accumulated (the caller zeroes them; one call owns a kv head, so no two threads share one). Per
+ * row, one pass over the visible keys: p = exp(scale·q·k − lse), dp = dout·v, ds = p·(dp − dout·out)·scale,
+ * dq += ds·k, dk += ds·q, dv += p·dout.
+ */
+function emitBackward(c: Code): void {
+  const [qb, qs, kb, ks, lp, rows, T, S, D, shift, scale] = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10];
+  const [r, j, p, db, lim, q, o, g, dq, k, v, dk, dv] = new Array(13).fill(0).map(() => c.local(I32));
+  const [lse, delta, s, pj, ds] = new Array(5).fill(0).map(() => c.local(F32));
+  const [va, vb, vx, vp] = new Array(4).fill(0).map(() => c.local(V128));
+  const tmp = expTemps(c);
+  const at = (base: number) => c.localGet(base).localGet(p).i32Add();
+  /** Dot product of two D-rows into f32 local `out`. */
+  const dot = (x: number, y: number, out: number) => {
+    c.f32x4SplatConst(0).localSet(va);
+    c.f32Const(0).localSet(out);
+    rowLoop(
+      c,
+      p,
+      db,
+      () => {
+        c.localGet(va);
+        at(x).v128Load();
+        at(y).v128Load().f32x4Mul().f32x4Add().localSet(va);
+      },
+      () => {
+        c.localGet(out);
+        at(x).f32Load();
+        at(y).f32Load().f32Mul().f32Add().localSet(out);
+      },
+    );
+    horizontal(c, va, (z) => z.f32Add());
+    c.localGet(out).f32Add().localSet(out);
+  };
+  /** dst row += factor · src row. */
+  const axpy = (dst: number, src: number, factor: number) => {
+    c.localGet(factor).f32x4Splat().localSet(vb);
+    rowLoop(
+      c,
+      p,
+      db,
+      () => {
+        at(dst);
+        at(dst).v128Load();
+        at(src).v128Load().localGet(vb).f32x4Mul().f32x4Add().v128Store();
+      },
+      () => {
+        at(dst);
+        at(dst).f32Load();
+        at(src).f32Load().localGet(factor).f32Mul().f32Add().f32Store();
+      },
+    );
+  };
+  c.localGet(D).i32Const(2).i32Shl().localSet(db);
+  c.i32Const(0).localSet(r);
+  c.block().loop();
+  c.localGet(r).localGet(rows).i32GeS().brIf(1);
+  c.localGet(qb).localGet(r).localGet(db).i32Mul().i32Add().localTee(q);
+  c.localGet(qs).i32Add().localTee(o).localGet(qs).i32Add().localTee(g).localGet(qs).i32Add().localSet(dq);
+  c.localGet(lp).localGet(r).i32Const(2).i32Shl().i32Add().f32Load().localSet(lse);
+  // dq row = 0
+  rowLoop(
+    c,
+    p,
+    db,
+    () => at(dq).f32x4SplatConst(0).v128Store(),
+    () => at(dq).f32Const(0).f32Store(),
+  );
+  // A row that sees no key (lse = −Infinity) has no gradient.
+  c.localGet(lse).f32Const(Number.NEGATIVE_INFINITY).f32Eq().i32Eqz().if();
+  dot(g, o, delta);
+  // lim = clamp(i + shift + 1, 0, S) with i = r mod T (rem via r − T·(r / T)).
+  c.localGet(r).localGet(r).localGet(T).i32DivS().localGet(T).i32Mul().i32Sub();
+  c.localGet(shift).i32Add().i32Const(1).i32Add().localTee(lim);
+  c.localGet(S).localGet(lim).localGet(S).i32LtS().select().localSet(lim);
+  c.localGet(lim).i32Const(0).localGet(lim).i32Const(0).i32GtS().select().localSet(lim);
+  c.localGet(kb).localSet(k);
+  c.localGet(kb).localGet(ks).i32Add().localTee(v).localGet(ks).i32Add().localTee(dk);
+  c.localGet(ks).i32Add().localSet(dv);
+  c.i32Const(0).localSet(j);
+  loopWhile(c, j, lim, 1, () => {
+    dot(q, k, s);
+    // p = exp(scale·s − lse), through the vector exp on one lane.
+    c.localGet(s).localGet(scale).f32Mul().localGet(lse).f32Sub().f32x4Splat().localSet(vx);
+    emitExp(c, vx, tmp);
+    c.localSet(vp);
+    c.localGet(vp).f32x4ExtractLane(0).localSet(pj);
+    dot(g, v, s);
+    c.localGet(pj).localGet(s).localGet(delta).f32Sub().f32Mul().localGet(scale).f32Mul().localSet(ds);
+    axpy(dq, k, ds);
+    axpy(dk, q, ds);
+    axpy(dv, g, pj);
+    for (const x of [k, v, dk, dv]) c.localGet(x).localGet(db).i32Add().localSet(x);
+  });
+  c.end();
+  c.localGet(r).i32Const(1).i32Add().localSet(r).br(0);
+  c.end().end();
+}
+
+export function addAttentionBackward(m: ModuleBuilder): void {
+  m.func([I32, I32, I32, I32, I32, I32, I32, I32, I32, I32, F32], [], emitBackward, 'attn_bwd');
+}
