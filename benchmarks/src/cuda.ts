@@ -1,0 +1,164 @@
+/**
+ * GPU kernel benchmarks for the cuda backend: matmul TFLOP/s at 1024–4096 (float32, hand-written tiled
+ * kernel), flash attention forward and forward+backward throughput, softmax and logprobs bandwidth.
+ * Run from the repository root on a machine with an NVIDIA GPU:
+ *
+ *   npm run bench:cuda -w @agent-r1/benchmarks [-- --quick]
+ *
+ * Each case: warm-up (which includes the first-use NVRTC compile), then timed repetitions, each a batch of
+ * launches closed by a stream synchronize; prints the median. Without a CUDA driver it prints one line
+ * saying so and exits 0, so it can sit in scripts that also run on CPU-only machines.
+ */
+import {
+  type CudaBackend,
+  type Tensor,
+  initBackend,
+  logSoftmax,
+  logprobs,
+  matmul,
+  randint,
+  randn,
+  scaledDotProductAttention,
+  softmax,
+  sum,
+  tidy,
+} from '@agent-r1/tensor';
+
+const quick = process.argv.includes('--quick');
+
+interface Row {
+  name: string;
+  ms: number;
+  rate: string;
+}
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.floor(s.length / 2)];
+}
+
+/** Median milliseconds per call of `step` (whose results are disposed), timed with a stream synchronize. */
+function time(backend: CudaBackend, step: () => Tensor | Tensor[], inner: number, reps: number): number {
+  const once = () => {
+    const r = step();
+    for (const t of Array.isArray(r) ? r : [r]) t.dispose();
+  };
+  once();
+  backend.synchronize();
+  const samples: number[] = [];
+  for (let r = 0; r < reps; r++) {
+    const t0 = performance.now();
+    for (let i = 0; i < inner; i++) once();
+    backend.synchronize();
+    samples.push((performance.now() - t0) / inner);
+  }
+  return median(samples);
+}
+
+async function main(): Promise<void> {
+  let backend: CudaBackend;
+  try {
+    backend = (await initBackend('cuda')) as CudaBackend;
+  } catch (e) {
+    console.log(
+      `bench:cuda: no CUDA driver or NVRTC, nothing measured (${(e as Error).message.split(' Tried:')[0]})`,
+    );
+    return;
+  }
+  const d = backend.device;
+  console.log(
+    `device ${d.name} (${d.arch}, ${d.multiprocessors} SMs, ${(d.totalBytes / 2 ** 30).toFixed(0)} GiB), driver ${d.driverVersion}, NVRTC ${d.nvrtcVersion}, ${new Date().toISOString()}`,
+  );
+  const reps = quick ? 3 : 7;
+  const rows: Row[] = [];
+  const device = 'cuda';
+
+  for (const n of quick ? [1024, 2048] : [1024, 2048, 4096]) {
+    const a = randn([n, n], { device });
+    const b = randn([n, n], { device });
+    const ms = time(backend, () => matmul(a, b), n >= 4096 ? 3 : 10, reps);
+    rows.push({ name: `matmul f32 ${n}³`, ms, rate: `${((2 * n ** 3) / ms / 1e9).toFixed(2)} TFLOP/s` });
+    // Through a transposed view (x·Wᵀ, as a linear layer does): the 'nt' layout, no copy.
+    const bt = b.transpose(0, 1);
+    const msT = time(backend, () => matmul(a, bt), n >= 4096 ? 3 : 10, reps);
+    rows.push({
+      name: `matmul f32 ${n}³ (B transposed)`,
+      ms: msT,
+      rate: `${((2 * n ** 3) / msT / 1e9).toFixed(2)} TFLOP/s`,
+    });
+    a.dispose();
+    b.dispose();
+  }
+
+  const [B, H, T, D] = quick ? [2, 8, 512, 64] : [4, 16, 1024, 64];
+  const q = randn([B, H, T, D], { device });
+  const k = randn([B, H, T, D], { device });
+  const v = randn([B, H, T, D], { device });
+  // Causal: half of the 4·B·H·T²·D multiply-adds of QKᵀ and PV are computed.
+  const fwdFlops = (4 * B * H * T * T * D) / 2;
+  const msAttn = time(backend, () => scaledDotProductAttention(q, k, v, { causal: true }), 10, reps);
+  rows.push({
+    name: `attention fwd causal [${B},${H},${T},${D}]`,
+    ms: msAttn,
+    rate: `${(fwdFlops / msAttn / 1e9).toFixed(2)} TFLOP/s`,
+  });
+  const [qg, kg, vg] = [q, k, v].map((t) => {
+    const leaf = t.detach();
+    leaf.requiresGrad = true;
+    return leaf;
+  });
+  const msBoth = time(
+    backend,
+    () => {
+      const out = scaledDotProductAttention(qg, kg, vg, { causal: true });
+      tidy(() => sum(out).backward());
+      // Dropping the gradients disposes them (the kernels that produced them are already queued).
+      for (const t of [qg, kg, vg]) t.setGrad(null);
+      return out;
+    },
+    5,
+    reps,
+  );
+  // Backward recomputes QKᵀ and adds dV, dP, dQ, dK products: 2.5× the forward's work (FlashAttention-2 count).
+  rows.push({
+    name: 'attention fwd+bwd causal',
+    ms: msBoth,
+    rate: `${((3.5 * fwdFlops) / msBoth / 1e9).toFixed(2)} TFLOP/s`,
+  });
+  for (const t of [q, k, v, qg, kg, vg]) t.dispose();
+
+  const [rowsN, width] = quick ? [4096, 4096] : [8192, 8192];
+  const x = randn([rowsN, width], { device });
+  const bytes = 2 * 4 * rowsN * width;
+  const msSoft = time(backend, () => softmax(x, -1), 20, reps);
+  rows.push({
+    name: `softmax [${rowsN},${width}]`,
+    ms: msSoft,
+    rate: `${(bytes / msSoft / 1e6).toFixed(0)} GB/s`,
+  });
+  const msLog = time(backend, () => logSoftmax(x, -1), 20, reps);
+  rows.push({
+    name: `log_softmax [${rowsN},${width}]`,
+    ms: msLog,
+    rate: `${(bytes / msLog / 1e6).toFixed(0)} GB/s`,
+  });
+  x.dispose();
+  const [N, V] = quick ? [2048, 32000] : [8192, 32000];
+  const logits = randn([N, V], { device });
+  const targets = randint(0, V, [N], { device, dtype: 'int32' });
+  const msLp = time(backend, () => logprobs(logits, targets), 20, reps);
+  // Reads the logits once (the row max and the sum of exponentials are fused into one pass each).
+  rows.push({
+    name: `logprobs [${N},${V}]`,
+    ms: msLp,
+    rate: `${((4 * N * V) / msLp / 1e6).toFixed(0)} GB/s (logits read once)`,
+  });
+
+  const width0 = Math.max(...rows.map((r) => r.name.length));
+  for (const r of rows) console.log(`${r.name.padEnd(width0)}  ${r.ms.toFixed(3).padStart(9)} ms  ${r.rate}`);
+  console.log(
+    `kernels compiled ${backend.compileStats.compiled}, from disk cache ${backend.compileStats.fromDisk}`,
+  );
+}
+
+await main();
