@@ -5,14 +5,22 @@
  * libnvrtc can be found (pip's nvidia-cuda-nvrtc wheel is enough; the test skips with one line otherwise).
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, test } from 'vitest';
 import { initBackend } from '../src/index.js';
 import { CachingAllocator, type DeviceMemory, sizeClass } from '../src/backend/cuda/allocator.js';
 import { type ArgKind, argLayout, packArgs } from '../src/backend/cuda/args.js';
-import { loadDriver } from '../src/backend/cuda/driver.js';
+import { DRIVER_PROTOTYPES, loadDriver } from '../src/backend/cuda/driver.js';
 import { loadKoffi } from '../src/backend/cuda/ffi.js';
 import { kernelCatalog } from '../src/backend/cuda/kernels/catalog.js';
 import {
@@ -23,7 +31,8 @@ import {
   systemSearchEnv,
 } from '../src/backend/cuda/libs.js';
 import { ImageCache, cacheDir } from '../src/backend/cuda/modules.js';
-import { NvrtcError, loadNvrtc } from '../src/backend/cuda/nvrtc.js';
+import { NVRTC_PROTOTYPES, NvrtcError, loadNvrtc } from '../src/backend/cuda/nvrtc.js';
+import { findNvcc } from './cuda/nvcc.js';
 
 const scratch = mkdtempSync(join(tmpdir(), 'ar1-cuda-host-'));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
@@ -296,3 +305,47 @@ describe.skipIf(!(nvrtc instanceof Error))('NVRTC (real library)', () => {
 function kernel0() {
   return kernelCatalog()[0];
 }
+
+/**
+ * The FFI declarations against NVIDIA's own headers: each symbol koffi binds must be what the header's
+ * function becomes after its versioning macros (cuMemAlloc → cuMemAlloc_v2), with the same number of
+ * parameters. Headers: cuda.h beside nvcc, nvrtc.h beside nvcc or in the NVRTC wheel; skipped without them.
+ */
+function headerFor(file: string): string | null {
+  const nvccBin = findNvcc();
+  const dirs = [
+    nvccBin ? join(nvccBin, '..', '..', 'include') : '',
+    '/usr/local/cuda/include',
+    ...libraryCandidates('nvrtc', systemSearchEnv())
+      .filter((p) => p.includes('/'))
+      .map((p) => join(p, '..', '..', 'include')),
+  ];
+  const dir = dirs.find((d) => d && existsSync(join(d, file)));
+  return dir ? readFileSync(join(dir, file), 'utf8') : null;
+}
+
+function checkAgainstHeader(prototypes: Record<string, string>, header: string): void {
+  for (const proto of Object.values(prototypes)) {
+    const m = /(\w+)\((.*)\)$/.exec(proto);
+    if (!m) throw new Error(`unparsable prototype ${proto}`);
+    const [, symbol, params] = m;
+    const base = symbol.replace(/_v2$/, '');
+    if (base !== symbol)
+      expect(header, symbol).toMatch(
+        new RegExp(`#define\\s+${base}\\s+(__CUDA_API_PT[DS][SZ]\\()?${symbol}\\b`),
+      );
+    const decl = new RegExp(`\\b${base}\\s*\\(([^;{]*?)\\)\\s*;`).exec(
+      header.replace(/\/\*[\s\S]*?\*\//g, ''),
+    );
+    expect(decl, `${base} is declared in the header`).not.toBeNull();
+    const count = (s: string) => (s.trim() === '' || s.trim() === 'void' ? 0 : s.split(',').length);
+    expect(count(params), symbol).toBe(count((decl as RegExpExecArray)[1]));
+  }
+}
+
+const cudaH = headerFor('cuda.h');
+const nvrtcH = headerFor('nvrtc.h');
+describe('FFI prototypes match NVIDIA headers', () => {
+  test.skipIf(!cudaH)('driver API (cuda.h)', () => checkAgainstHeader(DRIVER_PROTOTYPES, cudaH as string));
+  test.skipIf(!nvrtcH)('NVRTC (nvrtc.h)', () => checkAgainstHeader(NVRTC_PROTOTYPES, nvrtcH as string));
+});

@@ -27,7 +27,7 @@ export class CudaError extends Error {
 
 type Fn = (...args: unknown[]) => number;
 
-const PROTOTYPES = {
+export const DRIVER_PROTOTYPES = {
   cuInit: 'int cuInit(unsigned int flags)',
   cuDriverGetVersion: 'int cuDriverGetVersion(_Out_ int *version)',
   cuDeviceGetCount: 'int cuDeviceGetCount(_Out_ int *count)',
@@ -59,7 +59,7 @@ const PROTOTYPES = {
   cuGetErrorString: 'int cuGetErrorString(int error, _Out_ const char **text)',
 } as const;
 
-export type DriverCall = keyof typeof PROTOTYPES;
+export type DriverCall = keyof typeof DRIVER_PROTOTYPES;
 
 export interface Driver {
   readonly path: string;
@@ -76,7 +76,8 @@ export async function loadDriver(search: SearchEnv = systemSearchEnv()): Promise
   const koffi = await loadKoffi();
   const { lib, path } = loadLibrary('cuda', (p) => koffi.load(p), search);
   const raw = {} as Record<DriverCall, Fn>;
-  for (const [name, proto] of Object.entries(PROTOTYPES)) raw[name as DriverCall] = lib.func(proto) as Fn;
+  for (const [name, proto] of Object.entries(DRIVER_PROTOTYPES))
+    raw[name as DriverCall] = lib.func(proto) as Fn;
   const error = (name: string, code: number): CudaError => {
     const n: unknown[] = [null];
     const t: unknown[] = [null];

@@ -10,7 +10,7 @@ import { loadLibrary, type SearchEnv, systemSearchEnv } from './libs.js';
 
 const NVRTC_SUCCESS = 0;
 
-const PROTOTYPES = {
+export const NVRTC_PROTOTYPES = {
   nvrtcVersion: 'int nvrtcVersion(_Out_ int *major, _Out_ int *minor)',
   nvrtcGetErrorString: 'const char *nvrtcGetErrorString(int result)',
   nvrtcCreateProgram:
@@ -60,9 +60,9 @@ export async function loadNvrtc(search: SearchEnv = systemSearchEnv()): Promise<
   const koffi: KoffiModule = await loadKoffi();
   const { lib, path } = loadLibrary('nvrtc', (p) => koffi.load(p), search);
   preloadBuiltins(koffi, path);
-  const f = {} as Record<keyof typeof PROTOTYPES, Fn>;
-  for (const [name, proto] of Object.entries(PROTOTYPES))
-    f[name as keyof typeof PROTOTYPES] = lib.func(proto) as Fn;
+  const f = {} as Record<keyof typeof NVRTC_PROTOTYPES, Fn>;
+  for (const [name, proto] of Object.entries(NVRTC_PROTOTYPES))
+    f[name as keyof typeof NVRTC_PROTOTYPES] = lib.func(proto) as Fn;
   const major: unknown[] = [0];
   const minor: unknown[] = [0];
   f.nvrtcVersion(major, minor);
