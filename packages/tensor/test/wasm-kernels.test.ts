@@ -183,6 +183,25 @@ describe.skipIf(!wasmSimdSupported())('wasm kernels vs the TypeScript kernels (p
     );
   });
 
+  test('softmax, log-softmax and logprobs: a NaN makes its row NaN (as in the TS kernel), other rows unaffected', () => {
+    tidy(() => {
+      for (const W of [3, 8, 37, 1031]) {
+        const data = values(5 * W, W, 4);
+        data[W + (W >> 1)] = Number.NaN; // row 1
+        data[3 * W + W - 1] = Number.NaN; // row 3, in the scalar tail when W is off the lane grid
+        const x = tensor(data, { shape: [5, W] });
+        for (const op of [softmax, logSoftmax]) {
+          const [got, want] = both(() => op(x));
+          expectClose(got, want, 1e-6, 1e-5, `${op.name} W=${W}`);
+          expect(Number.isNaN(got.dataSync()[W])).toBe(true);
+        }
+        const targets = tensor(Int32Array.from([0, 1, 2, 0, 1]), { shape: [5] });
+        const [got, want] = both(() => logprobs(x, targets));
+        expectClose(got, want, 1e-6, 1e-5, `logprobs W=${W}`);
+      }
+    });
+  });
+
   test('logprobs backward: random shapes', () => {
     fc.assert(
       fc.property(dim(30), dim(500), fc.nat(), (R, V, seed) =>

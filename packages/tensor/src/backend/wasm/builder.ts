@@ -344,6 +344,10 @@ export class Code {
   v128Or(): this {
     return this.simd(0x50);
   }
+  /** 1 if any bit of the v128 is set. */
+  v128AnyTrue(): this {
+    return this.simd(0x53);
+  }
   /** Lanes of the first operand where the mask (top of stack) is set, else of the second. */
   v128Bitselect(): this {
     return this.simd(0x52);
@@ -384,6 +388,14 @@ export class Code {
   }
   f32x4Sqrt(): this {
     return this.simd(0xe3);
+  }
+  /** Pseudo-minimum b < a ? b : a (one minps; no NaN canonicalisation, unlike f32x4.min). */
+  f32x4Pmin(): this {
+    return this.simd(0xea);
+  }
+  /** Pseudo-maximum a < b ? b : a (one maxps). */
+  f32x4Pmax(): this {
+    return this.simd(0xeb);
   }
   f32x4Neg(): this {
     return this.simd(0xe1);

@@ -26,6 +26,24 @@ export function rowLoop(c: Code, p: number, nb: number, vec: () => void, scalar:
   loopWhile(c, p, nb, 4, scalar);
 }
 
+/**
+ * Like `rowLoop`, with a first loop that takes two vectors (32 bytes) per step: `vec2` gets the chance to
+ * keep two independent accumulator chains, which hides the latency of a loop-carried dependency.
+ */
+export function rowLoop2(
+  c: Code,
+  p: number,
+  nb: number,
+  vec2: () => void,
+  vec: () => void,
+  scalar: () => void,
+): void {
+  c.i32Const(0).localSet(p);
+  loopWhile(c, p, nb, 32, vec2);
+  loopWhile(c, p, nb, 16, vec);
+  loopWhile(c, p, nb, 4, scalar);
+}
+
 /** Horizontal reduction of the v128 in `v` with a scalar f32 binary op, left on the stack. */
 export function horizontal(c: Code, v: number, op: (c: Code) => void): void {
   c.localGet(v).f32x4ExtractLane(0).localGet(v).f32x4ExtractLane(1);
@@ -46,49 +64,61 @@ export function horizontalSumF64(c: Code, v: number): void {
 const LOG2E = Math.LOG2E;
 const EXP_C1 = 0.693359375;
 const EXP_C2 = -2.1219444e-4;
-/** Below this exp would be subnormal: the kernels return 0 (an absolute error under 1.2e-38). */
-export const EXP_LO = -87.33654;
+/** Below this exp would be (nearly) subnormal: the kernels return 0 (an absolute error under 2.5e-38). */
+export const EXP_LO = -86.5;
 const EXP_HI = 88.72283905206835;
 const EXP_POLY = [
   1.98756915e-4, 1.3981999507e-3, 8.3334519073e-3, 4.1665795894e-2, 1.6666665459e-1, 5.0000001201e-1,
 ];
+/** 1.5·2²³: adding it rounds to an integer held in the low mantissa bits (the "magic number" trick). */
+const MAGIC = 12582912;
 
 export interface ExpTemps {
   n: number;
   r: number;
+  f: number;
 }
 
 export function expTemps(c: Code): ExpTemps {
-  return { n: c.local(V128), r: c.local(V128) };
+  return { n: c.local(V128), r: c.local(V128), f: c.local(V128) };
 }
 
 /**
  * exp of the v128 in local `x`, left on the stack. x = n·ln2 + r with |r| ≤ ln2/2; exp(r) by the Cephes
- * polynomial (≈1 ulp); 2^n built in the exponent bits as 2^(n>>1)·2^(n-(n>>1)), so n up to 128 does not
- * overflow the exponent field. Lanes below EXP_LO (and -Infinity) give 0. With `general`, lanes above
- * ln(FLT_MAX) give +Infinity and NaN lanes stay NaN; without it (inputs known ≤ 0, as after subtracting a
- * row max) NaN lanes give 0 and the row's NaN max carries the NaN instead.
+ * polynomial (≈1 ulp). n is rounded by adding MAGIC + bias, which leaves bias + n in the low bits of the
+ * float, so shifting those bits left by 23 builds 2^(n + bias − 127) without a float-to-int conversion
+ * (pmin/pmax and this trick keep V8's code to single SSE instructions). Lanes below EXP_LO (and −Infinity)
+ * give 0. With `general`, 2^(n−1)·2 covers n up to 128, lanes above ln(FLT_MAX) give +Infinity and NaN
+ * lanes stay NaN; without it (inputs known ≤ 0, as after subtracting a row max) NaN lanes give 0 and the
+ * row's NaN max carries the NaN instead.
  */
 export function emitExp(c: Code, x: number, t: ExpTemps, general = false): void {
-  c.localGet(x).f32x4SplatConst(EXP_LO).f32x4Max();
-  if (general) c.f32x4SplatConst(EXP_HI).f32x4Min();
+  const bias = general ? 126 : 127;
+  c.localGet(x).f32x4SplatConst(EXP_LO).f32x4Pmax();
+  if (general) c.f32x4SplatConst(EXP_HI).f32x4Pmin();
   c.localSet(t.r);
-  c.localGet(t.r).f32x4SplatConst(LOG2E).f32x4Mul().f32x4Nearest().localSet(t.n);
-  // r = x - n·C1 - n·C2 (C1 + C2 = ln 2; C1 has few bits, so n·C1 is exact).
-  c.localGet(t.r).localGet(t.n).f32x4SplatConst(EXP_C1).f32x4Mul().f32x4Sub();
-  c.localGet(t.n).f32x4SplatConst(EXP_C2).f32x4Mul().f32x4Sub().localSet(t.r);
+  // n (as MAGIC + bias + n) = round(r·log2e) + MAGIC + bias.
+  c.localGet(t.r)
+    .f32x4SplatConst(LOG2E)
+    .f32x4Mul()
+    .f32x4SplatConst(MAGIC + bias)
+    .f32x4Add()
+    .localSet(t.n);
+  // r = x − n·C1 − n·C2 (C1 + C2 = ln 2; C1 has few bits, so n·C1 is exact), n as a float in t.f.
+  c.localGet(t.n)
+    .f32x4SplatConst(MAGIC + bias)
+    .f32x4Sub()
+    .localSet(t.f);
+  c.localGet(t.r).localGet(t.f).f32x4SplatConst(EXP_C1).f32x4Mul().f32x4Sub();
+  c.localGet(t.f).f32x4SplatConst(EXP_C2).f32x4Mul().f32x4Sub().localSet(t.r);
   c.f32x4SplatConst(EXP_POLY[0]);
   for (let i = 1; i < EXP_POLY.length; i++)
     c.localGet(t.r).f32x4Mul().f32x4SplatConst(EXP_POLY[i]).f32x4Add();
   // p·r² + r + 1
   c.localGet(t.r).f32x4Mul().localGet(t.r).f32x4Mul().localGet(t.r).f32x4Add().f32x4SplatConst(1).f32x4Add();
-  // · 2^(n>>1) · 2^(n - (n>>1)), each as (e + 127) << 23 in the f32 bits.
-  c.localGet(t.n).i32x4TruncSatF32x4S().localSet(t.n);
-  c.localGet(t.n).i32Const(1).i32x4ShrS().i32Const(127).i32x4Splat().i32x4Add().i32Const(23).i32x4Shl();
-  c.f32x4Mul();
-  c.localGet(t.n).localGet(t.n).i32Const(1).i32x4ShrS().i32x4Sub();
-  c.i32Const(127).i32x4Splat().i32x4Add().i32Const(23).i32x4Shl();
-  c.f32x4Mul();
+  // · 2^(n + bias − 127): the low bits of MAGIC + bias + n shifted into the exponent field.
+  c.localGet(t.n).i32Const(23).i32x4Shl().f32x4Mul();
+  if (general) c.f32x4SplatConst(2).f32x4Mul();
   // Zero where x < EXP_LO, -Infinity and NaN included (x ≥ LO is false for NaN).
   c.localGet(x).f32x4SplatConst(EXP_LO).f32x4Ge().v128And();
   if (!general) return;

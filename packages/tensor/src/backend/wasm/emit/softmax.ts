@@ -9,7 +9,7 @@
  * - `logprobs_bwd(xp, lp, gp, op, rows, width)`: −g[r]·exp(x − lse[r]) (the caller adds g[r] at the target).
  */
 import { type Code, F32, F64, I32, type ModuleBuilder, V128 } from '../builder.js';
-import { emitExp, expTemps, horizontal, horizontalSumF64, rowLoop } from './common.js';
+import { emitExp, expTemps, horizontal, horizontalSumF64, rowLoop, rowLoop2 } from './common.js';
 
 function emitSoftmax(c: Code, logFn: number): void {
   const [xp, op, rows, width, mode] = [0, 1, 2, 3, 4];
@@ -18,7 +18,7 @@ function emitSoftmax(c: Code, logFn: number): void {
   const sum = c.local(F64);
   const s = c.local(F32);
   const lsum = c.local(F64);
-  const [vm, vx, vs, vc, vt] = new Array(5).fill(0).map(() => c.local(V128));
+  const [vm, vx, vs, vc, vt, vm2, vs2, vc2, vnan] = new Array(9).fill(0).map(() => c.local(V128));
   const tmp = expTemps(c);
   const loadX = () => c.localGet(xp).localGet(p).i32Add();
   const addrO = () => c.localGet(op).localGet(p).i32Add();
@@ -28,43 +28,64 @@ function emitSoftmax(c: Code, logFn: number): void {
   c.block().loop();
   c.localGet(r).localGet(rows).i32GeS().brIf(1);
 
-  // Pass 1: the row max (f32x4.max and f32.max propagate NaN).
+  // Pass 1: the row max, in two chains of pmax (one maxps each; NaN ignored, as the TS kernel's `>` does)
+  // and a NaN flag: a row with a NaN gets a NaN max, which makes its every output NaN as in the TS kernel.
   c.f32x4SplatConst(Number.NEGATIVE_INFINITY).localSet(vm);
+  c.f32x4SplatConst(Number.NEGATIVE_INFINITY).localSet(vm2);
+  c.f32x4SplatConst(0).localSet(vnan);
   c.f32Const(Number.NEGATIVE_INFINITY).localSet(mx);
-  rowLoop(
-    c,
-    p,
-    nb,
-    () => loadX().v128Load().localGet(vm).f32x4Max().localSet(vm),
-    () => loadX().f32Load().localGet(mx).f32Max().localSet(mx),
-  );
-  horizontal(c, vm, (k) => k.f32Max());
-  c.localGet(mx).f32Max().localSet(mx);
-  // A row of -Infinity: shift by 0 instead, so exp gives 0s, the sum 0 and the log-sum-exp -Infinity.
-  c.localGet(mx).f32Const(Number.NEGATIVE_INFINITY).f32Eq().if().f32Const(0).localSet(mx).end();
-
-  // Pass 2: sum of exp(x - max), stored at op in softmax mode.
-  c.localGet(mx).f32x4Splat().localSet(vm);
-  c.f32x4SplatConst(0).localSet(vs);
-  c.f32x4SplatConst(0).localSet(vc);
-  c.f64Const(0).localSet(sum);
-  rowLoop(
+  const maxStep = (acc: number, offset: number) => {
+    loadX().v128Load(offset).localTee(vx).localGet(acc).f32x4Pmax().localSet(acc);
+    c.localGet(vnan).localGet(vx).localGet(vx).f32x4Ne().v128Or().localSet(vnan);
+  };
+  rowLoop2(
     c,
     p,
     nb,
     () => {
-      loadX().v128Load().localGet(vm).f32x4Sub().localSet(vx);
-      emitExp(c, vx, tmp);
-      c.localSet(vx);
-      c.localGet(mode).i32Eqz().if();
-      addrO().localGet(vx).v128Store();
-      c.end();
-      // y = e - vc; t = vs + y; vc = (t - vs) - y; vs = t (y kept in vx).
-      c.localGet(vx).localGet(vc).f32x4Sub().localSet(vx);
-      c.localGet(vs).localGet(vx).f32x4Add().localSet(vt);
-      c.localGet(vt).localGet(vs).f32x4Sub().localGet(vx).f32x4Sub().localSet(vc);
-      c.localGet(vt).localSet(vs);
+      maxStep(vm, 0);
+      maxStep(vm2, 16);
     },
+    () => maxStep(vm, 0),
+    () => {
+      loadX().f32Load().localTee(s).localGet(mx).f32Max().localSet(mx);
+      c.localGet(vnan).localGet(s).f32x4Splat().localGet(s).f32x4Splat().f32x4Ne().v128Or().localSet(vnan);
+    },
+  );
+  c.localGet(vm).localGet(vm2).f32x4Max().localSet(vm);
+  horizontal(c, vm, (k) => k.f32Max());
+  c.localGet(mx).f32Max().localSet(mx);
+  c.localGet(vnan).v128AnyTrue().if().f32Const(Number.NaN).localSet(mx).end();
+  // A row of -Infinity: shift by 0 instead, so exp gives 0s, the sum 0 and the log-sum-exp -Infinity.
+  c.localGet(mx).f32Const(Number.NEGATIVE_INFINITY).f32Eq().if().f32Const(0).localSet(mx).end();
+
+  // Pass 2: sum of exp(x - max), stored at op in softmax mode. Two Kahan-compensated chains (sum vs,
+  // compensation vc; vs2, vc2), lanes then added in f64: the sum is good to about 1 ulp.
+  c.localGet(mx).f32x4Splat().localSet(vm);
+  for (const v of [vs, vc, vs2, vc2]) c.f32x4SplatConst(0).localSet(v);
+  c.f64Const(0).localSet(sum);
+  const expStep = (acc: number, comp: number, offset: number) => {
+    loadX().v128Load(offset).localGet(vm).f32x4Sub().localSet(vx);
+    emitExp(c, vx, tmp);
+    c.localSet(vx);
+    c.localGet(mode).i32Eqz().if();
+    addrO().localGet(vx).v128Store(offset);
+    c.end();
+    // y = e - comp; t = acc + y; comp = (t - acc) - y; acc = t (y kept in vx).
+    c.localGet(vx).localGet(comp).f32x4Sub().localSet(vx);
+    c.localGet(acc).localGet(vx).f32x4Add().localSet(vt);
+    c.localGet(vt).localGet(acc).f32x4Sub().localGet(vx).f32x4Sub().localSet(comp);
+    c.localGet(vt).localSet(acc);
+  };
+  rowLoop2(
+    c,
+    p,
+    nb,
+    () => {
+      expStep(vs, vc, 0);
+      expStep(vs2, vc2, 16);
+    },
+    () => expStep(vs, vc, 0),
     () => {
       loadX().f32Load().localGet(mx).f32Sub().f32x4Splat().localSet(vx);
       emitExp(c, vx, tmp);
@@ -75,10 +96,14 @@ function emitSoftmax(c: Code, logFn: number): void {
       c.end();
     },
   );
-  for (let lane = 0; lane < 4; lane++) {
-    c.localGet(sum).localGet(vs).f32x4ExtractLane(lane).f64PromoteF32().f64Add();
-    c.localGet(vc).f32x4ExtractLane(lane).f64PromoteF32().f64Sub().localSet(sum);
-  }
+  for (const [acc, comp] of [
+    [vs, vc],
+    [vs2, vc2],
+  ])
+    for (let lane = 0; lane < 4; lane++) {
+      c.localGet(sum).localGet(acc).f32x4ExtractLane(lane).f64PromoteF32().f64Add();
+      c.localGet(comp).f32x4ExtractLane(lane).f64PromoteF32().f64Sub().localSet(sum);
+    }
 
   // Pass 3.
   c.localGet(mode).i32Eqz().if();
