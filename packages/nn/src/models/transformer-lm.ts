@@ -141,7 +141,10 @@ export class TransformerLM extends Module {
     });
   }
 
-  /** ids: int32 [B, T]. Without a cache, attention is causal over the given tokens (and their lengths). */
+  /**
+   * ids: int32 [B, T]. Without a cache, attention is causal over the given tokens; positions at or after a
+   * row's length are padding, and their outputs are unspecified (padding never changes a real token's).
+   */
   forward(ids: Tensor, options: ForwardOptions = {}): ForwardResult {
     if (ids.rank !== 2 || ids.dtype !== 'int32') {
       throw new Error(
@@ -172,8 +175,9 @@ export class TransformerLM extends Module {
         { shape: [B, T], device: ids.device },
       );
       const { cos, sin } = this.rotary.at(positions);
-      const padded = lengths.some((n) => n !== T);
-      const mask = cache || padded ? keepMask(starts, lengths, T, keys, ids.device) : null;
+      // Without a cache, rows are right-padded: causal attention alone keeps every real token from seeing
+      // padding (its keys all come before it), so no mask is built, and fused kernels take their fast path.
+      const mask = cache ? keepMask(starts, lengths, T, keys, ids.device) : null;
       let h = this.embed.forward(ids);
       this.blocks.forEach((block, layer) => {
         const ctx: AttentionContext = {
