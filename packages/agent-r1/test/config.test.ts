@@ -50,7 +50,8 @@ describe('defaults and presets', () => {
     expect(smoke.train.steps).toBeLessThan(DEFAULT_CONFIG.train.steps);
     expect(smoke.model.dModel).toBeLessThan(DEFAULT_CONFIG.model.dModel);
     // Keys the preset does not name keep their defaults.
-    expect(smoke.algorithm).toEqual(DEFAULT_CONFIG.algorithm);
+    expect({ ...smoke.algorithm, klCoef: DEFAULT_CONFIG.algorithm.klCoef }).toEqual(DEFAULT_CONFIG.algorithm);
+    expect(smoke.train.ppoEpochs).toBe(DEFAULT_CONFIG.train.ppoEpochs);
   });
 
   it('rejects an unknown preset with a suggestion', () => {

@@ -5,6 +5,7 @@ import { createInterface } from 'node:readline/promises';
 import type { CommandContext, CommandHandlers } from '../cli/handlers.js';
 import { createTask } from '../tasks/index.js';
 import { serveMultihopSearch } from '../tasks/multihop-qa/serve.js';
+import { prepareBackend } from './backend-setup.js';
 import { evaluate } from './evaluate.js';
 import {
   type TablePolicy,
@@ -18,6 +19,7 @@ import { type ResultRow, formatResultsMatrix, writeResults } from './results.js'
 import { trainAgent } from './trainer.js';
 
 async function loadPolicy(ctx: CommandContext) {
+  await prepareBackend(ctx.config);
   const task = await createTask(ctx.config);
   const policy = await loadPolicyFrom(join(ctx.config.checkpoint.dir, 'policy'), ctx.config, task);
   return { task, policy };
@@ -44,8 +46,9 @@ type TablePolicyDir = { method: string; dir: string };
 export const handlers: CommandHandlers = {
   async train(ctx) {
     const { config } = ctx;
-    const task = await createTask(config);
     const line = (s: string) => ctx.stdout.write(`${s}\n`);
+    line(await prepareBackend(config));
+    const task = await createTask(config);
     const result = await trainAgent(config, task, { log: line });
     const last = result.evaluations.at(-1);
     if (last)
@@ -53,15 +56,15 @@ export const handlers: CommandHandlers = {
         `final validation: reward ${last.evaluation.reward.toFixed(3)}, EM ${last.evaluation.em.toFixed(3)}`,
       );
     line(`metrics: ${join(config.log.dir, 'metrics.jsonl')}, curves: ${join(config.log.dir, 'curves.svg')}`);
-    // The run ends with the results table where the task has a held-out split: baselines, the policy the RL
-    // stage started from (the warm start's, or `init`) and the trained one.
-    if (task.test) {
+    // An RL run ends with the results table where the task has a held-out split: baselines, the policy the
+    // RL stage started from (the warm start's, or `init`) and the trained one.
+    if (task.test && config.train.steps > 0) {
       const start = existsSync(join(config.checkpoint.dir, 'warm-start', 'model.safetensors'))
         ? join(config.checkpoint.dir, 'warm-start')
         : config.init;
       const policies: TablePolicy[] = [
         ...(start !== '' ? [{ method: 'supervised (warm start)', dir: start }] : []),
-        ...(config.train.steps > 0 ? [{ method: methodName(config), policy: result.policy }] : []),
+        { method: methodName(config), policy: result.policy },
       ];
       const rows = await resultsTable(task, config, policies, tableExamples(task, config));
       publish(ctx, rows, config.log.dir, `${task.name}: test split`, [
@@ -73,6 +76,7 @@ export const handlers: CommandHandlers = {
 
   async eval(ctx) {
     const { config, options } = ctx;
+    await prepareBackend(config);
     const task = await createTask(config);
     const given = (options.policies ?? []).map(parsePolicyOption);
     const runs =

@@ -51,6 +51,8 @@ const SCHEMA: Field = obj<TrainConfig>({
   seed: int(0),
   init: { kind: 'string' },
   backend: str,
+  cpuKernels: oneOf('wasm', 'typescript'),
+  threads: int(0),
   task: str,
   model: obj<ModelConfig>({
     dModel: int(1),

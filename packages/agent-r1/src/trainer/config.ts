@@ -12,6 +12,7 @@ export type AlgorithmName = 'grpo' | 'ppo' | 'reinforce++' | 'reinforce++-baseli
 export type KlType = 'k1' | 'k3' | 'low_var_kl';
 export type LossAggregation = 'token-mean' | 'seq-mean-token-sum' | 'seq-mean-token-mean';
 export type LrSchedule = 'constant' | 'cosine' | 'linear';
+export type CpuKernels = 'wasm' | 'typescript';
 /** 'auto': a live bar on a TTY, periodic log lines otherwise; 'bar' / 'lines' force one; 'none' is silent. */
 export type ProgressMode = 'auto' | 'bar' | 'lines' | 'none';
 
@@ -141,8 +142,12 @@ export interface TrainConfig {
   seed: number;
   /** A policy checkpoint folder to start from (e.g. a warm start's); '' starts from random weights. */
   init: string;
-  /** A tensor backend name ('cpu', or one registered by the host). */
+  /** A tensor backend name ('cpu', 'webgpu', 'cuda', or one registered by the host). */
   backend: string;
+  /** On the CPU backend: WebAssembly SIMD kernels ('wasm', the default) or the plain TypeScript ones. */
+  cpuKernels: CpuKernels;
+  /** Threads of the CPU kernels, the main thread included; 0: the machine's (at most 8). */
+  threads: number;
   task: string;
   model: ModelConfig;
   critic: CriticConfig;
@@ -164,6 +169,8 @@ export const DEFAULT_CONFIG: TrainConfig = {
   seed: 0,
   init: '',
   backend: 'cpu',
+  cpuKernels: 'wasm',
+  threads: 0,
   task: 'reveal',
   model: {
     dModel: 64,
