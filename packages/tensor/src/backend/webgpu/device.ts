@@ -9,6 +9,11 @@ export interface WebGpuOptions {
   /** A device you already hold (e.g. shared with a renderer); the backend then does no adapter selection. */
   device?: GPUDevice;
   powerPreference?: GPUPowerPreference;
+  /**
+   * Kernel variants: 'auto' picks by adapter (CPU rasterisers get kernels that skip workgroup-memory tiling);
+   * 'hardware' or 'software' forces one (e.g. to test both on one machine).
+   */
+  kernels?: 'auto' | 'hardware' | 'software';
   /** Node only: force one Dawn backend ('vulkan', 'opengles', 'metal', 'd3d12'); default tries the GPU first. */
   dawnBackend?: string;
 }
@@ -18,6 +23,8 @@ export interface GpuContext {
   /** Human-readable adapter description, for reports and benchmark tables. */
   description: string;
   compatibility: boolean;
+  /** A CPU rasteriser (llvmpipe, SwiftShader): kernels that rely on fast workgroup memory pick other variants. */
+  software: boolean;
   features: ReadonlySet<string>;
 }
 
@@ -48,13 +55,18 @@ interface Candidate {
   compatibility: boolean;
 }
 
+type InfoLike = { vendor?: string; architecture?: string; device?: string; description?: string } | undefined;
+
 /** Whether an adapter is a software rasteriser (we keep looking for real hardware if so). */
-function isSoftware(adapter: GPUAdapter): boolean {
-  const info = adapter.info;
+function isSoftwareInfo(info: InfoLike, fallback = false): boolean {
   const text = `${info?.vendor} ${info?.architecture} ${info?.device} ${info?.description}`.toLowerCase();
-  return (
-    /llvmpipe|lavapipe|swiftshader|software/.test(text) ||
-    (info as { isFallbackAdapter?: boolean })?.isFallbackAdapter === true
+  return /llvmpipe|lavapipe|swiftshader|software/.test(text) || fallback;
+}
+
+function isSoftware(adapter: GPUAdapter): boolean {
+  return isSoftwareInfo(
+    adapter.info,
+    (adapter.info as { isFallbackAdapter?: boolean })?.isFallbackAdapter === true,
   );
 }
 
@@ -110,11 +122,19 @@ function limitsOf(adapter: GPUAdapter): Record<string, number> {
 const OPTIONAL_FEATURES = ['shader-f16', 'subgroups', 'timestamp-query'] as const;
 
 export async function requestGpu(options: WebGpuOptions = {}): Promise<GpuContext> {
+  const ctx = await selectGpu(options);
+  if (options.kernels === 'hardware') ctx.software = false;
+  if (options.kernels === 'software') ctx.software = true;
+  return ctx;
+}
+
+async function selectGpu(options: WebGpuOptions): Promise<GpuContext> {
   if (options.device) {
     return {
       device: options.device,
       description: 'user-supplied device',
       compatibility: !options.device.features.has('core-features-and-limits'),
+      software: isSoftwareInfo((options.device as { adapterInfo?: InfoLike }).adapterInfo),
       features: new Set(options.device.features as unknown as Iterable<string>),
     };
   }
@@ -139,6 +159,7 @@ export async function requestGpu(options: WebGpuOptions = {}): Promise<GpuContex
     device,
     description: `${description || 'unknown adapter'}${candidate.compatibility ? ' (compatibility mode)' : ''}`,
     compatibility: candidate.compatibility,
+    software: isSoftware(adapter),
     features: new Set(requiredFeatures as string[]),
   };
 }

@@ -37,6 +37,8 @@ export interface WebGpuBackend extends Backend {
   /** The adapter in words (vendor, architecture, description), e.g. for benchmark tables. */
   readonly adapter: string;
   readonly features: ReadonlySet<string>;
+  /** Which kernel variants run: 'software' on CPU rasterisers (no workgroup-memory tiling), else 'hardware'. */
+  readonly kernelVariant: 'hardware' | 'software';
   memoryInfo(): WebGpuMemory;
   /** Destroys pooled buffers that no tensor holds. */
   trim(): void;
@@ -63,7 +65,7 @@ function fromGpuWords(dtype: DType, bytes: ArrayBuffer, size: number): TypedArra
 export function createWebGpuBackendFromContext(ctx: GpuContext, name = 'webgpu'): WebGpuBackendInternal {
   const { device } = ctx;
   const pool = new BufferPool(device, Number(device.limits.maxStorageBufferBindingSize), name);
-  const queue = new GpuQueue(device, pool);
+  const queue = new GpuQueue(device, pool, ctx.software);
   const kernels: Kernels = {
     fill: (out, value) => fill(queue, out, value),
     copy: (src, dst) => copy(queue, src, dst),
@@ -92,6 +94,7 @@ export function createWebGpuBackendFromContext(ctx: GpuContext, name = 'webgpu')
     name,
     adapter: ctx.description,
     features: ctx.features,
+    kernelVariant: ctx.software ? 'software' : 'hardware',
     kernels,
     queue,
     stats: queue.stats,

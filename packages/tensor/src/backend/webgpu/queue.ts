@@ -80,6 +80,8 @@ export class GpuQueue {
   constructor(
     readonly device: GPUDevice,
     readonly pool: BufferPool,
+    /** Whether the adapter is a CPU rasteriser (kernels may choose variants for it). */
+    readonly software = false,
   ) {
     this.arena = device.createBuffer({
       size: ARENA_SLOTS * SLOT_BYTES,

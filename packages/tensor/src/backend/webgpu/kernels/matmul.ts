@@ -14,6 +14,13 @@ const TM = 64;
 const TN = 64;
 const TK = 16;
 const K_PER_PASS = 8192;
+/**
+ * Rows of C per invocation in the direct (software) kernel (4 columns each): taller blocks reuse each B load
+ * more; measured on llvmpipe (AVX2), 16 rows ran about 1.5-2x faster than 4 at n = 512..1024.
+ */
+function directRows(M: number): number {
+  return M >= 64 ? 16 : 4;
+}
 
 /**
  * Words: M, N, K, a_off, sa_m, sa_k, b_off, sb_k, sb_n, batches, this pass's k range [begin, end) and whether
@@ -124,6 +131,87 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 }`;
 }
 
+/**
+ * For CPU rasterisers (llvmpipe): an R×4 register block per invocation, reading A and B straight
+ * from the buffers, four k at a time. There workgroup memory is ordinary memory behind barriers, so staging
+ * tiles costs copies and synchronisation and buys nothing the CPU caches do not already give.
+ */
+function directSource(t: string, rb: number, vecA: boolean, vecB: boolean, R: number): string {
+  const zero = t === 'f32' ? '0.0' : '0';
+  const dt = t === 'f32' ? 'float32' : 'int32';
+  const aDecl = vecA ? `@group(0) @binding(1) var<storage, read> a4: array<vec4<${t}>>;` : buffer(1, 'a', dt);
+  const bDecl = vecB ? `@group(0) @binding(2) var<storage, read> b4: array<vec4<${t}>>;` : buffer(2, 'b', dt);
+  const rows = [0, 1, 2, 3];
+  const rowsR = Array.from({ length: R }, (_, i) => i);
+  // Four k of row r of A as a vec4, and row k of B at this invocation's four columns.
+  const loadA = (r: number) =>
+    vecA
+      ? `a4[u32(ao + i32(ra${r}) * sam + i32(k)) / 4u]`
+      : `vec4<${t}>(${rows.map((q) => `a[u32(ao + i32(ra${r}) * sam + i32(k + ${q}u) * sak)]`).join(', ')})`;
+  const loadB = (q: number) =>
+    vecB
+      ? `b4[u32(bo + i32(k + ${q}u) * sbk + i32(cv)) / 4u]`
+      : `vec4<${t}>(${rows.map((c) => `b[u32(bo + i32(k + ${q}u) * sbk + i32(cb${c}) * sbn)]`).join(', ')})`;
+  const oneA = (r: number) =>
+    vecA
+      ? `a4[u32(ao + i32(ra${r}) * sam + i32(k)) / 4u][k % 4u]`
+      : `a[u32(ao + i32(ra${r}) * sam + i32(k) * sak)]`;
+  const oneB = vecB
+    ? 'b4[u32(bo + i32(k) * sbk + i32(cv)) / 4u]'
+    : `vec4<${t}>(${rows.map((c) => `b[u32(bo + i32(k) * sbk + i32(cb${c}) * sbn)]`).join(', ')})`;
+  return `${PARAMS}
+${aDecl}
+${bDecl}
+@group(0) @binding(3) var<storage, read_write> out: array<${t}>;
+${batchOffsets(rb)}
+@compute @workgroup_size(8, 8)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {
+  let M = pu(0u); let N = pu(1u);
+  let sam = pi(4u); let sak = pi(5u); let sbk = pi(7u); let sbn = pi(8u);
+  let mTiles = (M + ${8 * R - 1}u) / ${8 * R}u;
+  let yz = wid.y + wid.z * nwg.y;
+  let batch = yz / mTiles;
+  if (batch >= pu(9u)) { return; }
+  let r0 = (yz % mTiles) * ${8 * R}u + lid.y * ${R}u;
+  let c0 = wid.x * 32u + lid.x * 4u;
+  let offs = batch_offsets(batch);
+  let ao = offs.x; let bo = offs.y;
+  // Out-of-range rows and columns read a valid neighbour (clamped) and are simply not written.
+  ${rowsR.map((r) => `let ra${r} = min(r0 + ${r}u, M - 1u);`).join(' ')}
+  ${rows.map((c) => `let cb${c} = min(c0 + ${c}u, N - 1u);`).join(' ')}
+  let cv = min(c0, N - 4u);
+  ${rowsR.map((r) => `var acc${r} = vec4<${t}>(${zero});`).join(' ')}
+  let kEnd = pu(11u);
+  var k = pu(10u);
+  loop {
+    if (k + 4u > kEnd) { break; }
+    let b0 = ${loadB(0)}; let b1 = ${loadB(1)}; let b2 = ${loadB(2)}; let b3 = ${loadB(3)};
+    ${rowsR.map((r) => `{ let av = ${loadA(r)}; acc${r} += av.x * b0 + av.y * b1 + av.z * b2 + av.w * b3; }`).join('\n    ')}
+    k += 4u;
+  }
+  loop {
+    if (k >= kEnd) { break; }
+    let bv = ${oneB};
+    ${rowsR.map((r) => `acc${r} += ${oneA(r)} * bv;`).join(' ')}
+    k += 1u;
+  }
+  let ob = batch * M * N;
+  let add = pu(12u) == 1u;
+  let accs = array<vec4<${t}>, ${R}>(${rowsR.map((r) => `acc${r}`).join(', ')});
+  for (var i = 0u; i < ${R}u; i++) {
+    let row = r0 + i;
+    if (row >= M) { break; }
+    for (var j = 0u; j < 4u; j++) {
+      let col = c0 + j;
+      if (col < N) {
+        let at = ob + row * N + col;
+        out[at] = select(accs[i][j], out[at] + accs[i][j], add);
+      }
+    }
+  }
+}`;
+}
+
 /** One output column per thread; the row of A is staged through workgroup memory 256 values at a time. */
 function gemvSource(t: string, rb: number): string {
   const zero = t === 'f32' ? '0.0' : '0';
@@ -207,6 +295,15 @@ export function matmul(queue: GpuQueue, a: View, b: View, out: View): void {
     batchStrides.every((s) => s % 4 === 0);
   const vecA = aligned(a.offset, sam, sak, K, walk.strides[0]) && M > 1;
   const vecB = aligned(b.offset, sbk, sbn, N, walk.strides[1]);
+  if (queue.software) {
+    const R = directRows(M);
+    const pipeline = queue.pipeline(`matmul direct|${t}|${rb}|${vecA}|${vecB}|${R}`, () =>
+      directSource(t, rb, vecA, vecB, R),
+    );
+    const [y, z] = grid(Math.ceil(M / (8 * R)) * batches);
+    for (const params of passes) queue.dispatch(label, pipeline, bindings, params, [Math.ceil(N / 32), y, z]);
+    return;
+  }
   const pipeline = queue.pipeline(`matmul|${t}|${rb}|${vecA}|${vecB}`, () => tiledSource(t, rb, vecA, vecB));
   const [y, z] = grid(Math.ceil(M / TM) * batches);
   for (const params of passes) queue.dispatch(label, pipeline, bindings, params, [Math.ceil(N / TN), y, z]);
