@@ -55,6 +55,16 @@ describe('progress', () => {
     ]);
   });
 
+  it('counts the rate of a resumed stage from where it resumed', () => {
+    const out = new Capture();
+    let t = 0;
+    const p = createProgress({ label: 'sft', mode: 'lines', stream: out, intervalMs: 0, now: () => t });
+    p.start(100, {}, 60);
+    t = 10_000;
+    p.update(70);
+    expect(out.text.trim()).toBe('[sft] 70/100 (70%) | 10s, eta 30s');
+  });
+
   it("is silent in mode 'none' and draws a bar on a TTY", () => {
     const silent = new Capture();
     const none = createProgress({ label: 'x', mode: 'none', stream: silent });

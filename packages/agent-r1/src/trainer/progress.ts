@@ -8,8 +8,8 @@ import type { ProgressMode } from './config.js';
 export type ProgressFields = Readonly<Record<string, number | string>>;
 
 export interface Progress {
-  /** Begins the stage: `total` units, done so far 0. */
-  start(total: number, fields?: ProgressFields): void;
+  /** Begins the stage: `total` units, `done` of them already (a resumed stage; default 0). */
+  start(total: number, fields?: ProgressFields, done?: number): void;
   /** `done` units are finished; `fields` replace the named fields (others stay). */
   update(done: number, fields?: ProgressFields): void;
   /** Ends the stage (prints the final state). */
@@ -70,6 +70,8 @@ class SilentProgress implements Progress {
 export class LineProgress implements Progress {
   private total = 0;
   private done = 0;
+  /** Units done before this start (a resumed stage): the rate and eta count only the ones after. */
+  private base = 0;
   private fields: Record<string, number | string> = {};
   private started = 0;
   private lastWrite = Number.NEGATIVE_INFINITY;
@@ -87,9 +89,10 @@ export class LineProgress implements Progress {
     this.now = options.now ?? Date.now;
   }
 
-  start(total: number, fields: ProgressFields = {}): void {
+  start(total: number, fields: ProgressFields = {}, done = 0): void {
     this.total = total;
-    this.done = 0;
+    this.done = done;
+    this.base = done;
     this.fields = { ...fields };
     this.started = this.now();
     this.lastWrite = Number.NEGATIVE_INFINITY;
@@ -110,7 +113,8 @@ export class LineProgress implements Progress {
   private write(t: number): void {
     const elapsed = (t - this.started) / 1000;
     const pct = this.total > 0 ? Math.floor((100 * this.done) / this.total) : 100;
-    const eta = this.done > 0 ? (elapsed / this.done) * Math.max(0, this.total - this.done) : Number.NaN;
+    const ran = this.done - this.base;
+    const eta = ran > 0 ? (elapsed / ran) * Math.max(0, this.total - this.done) : Number.NaN;
     const f = formatFields(this.fields);
     const timing =
       this.done >= this.total
@@ -143,9 +147,9 @@ export class BarProgress implements Progress {
     );
   }
 
-  start(total: number, fields: ProgressFields = {}): void {
+  start(total: number, fields: ProgressFields = {}, done = 0): void {
     this.fields = { ...fields };
-    this.bar.start(total, 0, { fields: formatFields(this.fields) });
+    this.bar.start(total, done, { fields: formatFields(this.fields) });
   }
 
   update(done: number, fields: ProgressFields = {}): void {

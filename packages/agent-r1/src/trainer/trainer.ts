@@ -130,7 +130,7 @@ export async function trainAgent<E>(
     metricsLog.append(0, { valReward: e.reward, valEm: e.em });
   }
   const progress = createProgress({ label: `rl (${config.algorithm.name})`, mode: config.log.progress });
-  progress.start(config.train.steps, {});
+  progress.start(config.train.steps, {}, state.step);
   for (let step = state.step + 1; step <= config.train.steps; step++) {
     const examples = sampleExamples(task.train, config.train.promptsPerStep, dataGenerator);
     const lr = config.train.lr * lrScale(step - 1);

@@ -74,7 +74,7 @@ export async function warmStart<E>(
   const save = () => saveCheckpoint(dir, { model: policy, optimizer, state });
   const metrics = openMetricsLog(config.log.dir, { fileName: WARM_START_METRICS, fromStep: state.step + 1 });
   const progress = createProgress({ label: 'warm start', mode: config.log.progress });
-  progress.start(sft.steps, {});
+  progress.start(sft.steps, {}, state.step);
   let queue: number[][] = [];
   for (let step = 0; step < sft.steps; step++) {
     if (queue.length === 0) queue = lengthBucketedBatches(lengths, sft.batchSize, generator);
