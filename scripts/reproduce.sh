@@ -6,6 +6,7 @@
 #   scripts/reproduce.sh [out-dir] [extra key=value overrides for every stage...]
 #
 # Writes <out-dir>/results.md, results.json and results-curves.svg (default out-dir: runs/reproduce).
+# WARM_START=<policy checkpoint folder> skips the warm start stage and starts every RL run from that one.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -26,8 +27,12 @@ stage() {
   echo "=== ${name}: $(($(date +%s) - t0)) s"
 }
 
-WARM="${OUT}/warm-start/checkpoints/warm-start"
-stage warm-start train.steps=0
+if [[ -n "${WARM_START:-}" ]]; then
+  WARM="${WARM_START}"
+else
+  WARM="${OUT}/warm-start/checkpoints/warm-start"
+  stage warm-start train.steps=0
+fi
 for algo in grpo ppo reinforce++ rloo; do
   stage "${algo}" "init=${WARM}" sft.steps=0 "algorithm.name=${algo}"
 done

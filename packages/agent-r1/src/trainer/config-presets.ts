@@ -35,9 +35,9 @@ export const presets: Record<string, PartialTrainConfig> = {
     log: { dir: 'runs/reveal' },
   },
   /**
-   * Multi-hop QA with the search tool (`agent-r1 train --preset multihop`): a warm start on scripted-searcher
-   * demonstrations, then GRPO; about 15 minutes on two cores (measured: ~10 s per SFT step of 16
-   * demonstrations, ~23 s per RL step of 16 trajectories; dModel 128 / 4 layers is about 4x slower).
+   * Multi-hop QA with the search tool, the main job (`npm run train`): a warm start on scripted-searcher
+   * demonstrations of every training question (actions, plus the context at half weight), then GRPO, then
+   * the results table on the test split. Sized for about half an hour on two cores (see docs/results.md).
    */
   multihop: {
     task: 'multihop-qa',
@@ -51,16 +51,16 @@ export const presets: Record<string, PartialTrainConfig> = {
       temperature: 1,
     },
     algorithm: { name: 'grpo', klCoef: 0 },
-    sft: { steps: 40, demonstrations: 256, batchSize: 16, lr: 0.003 },
+    sft: { steps: 400, demonstrations: 2151, batchSize: 16, lr: 0.01, warmupSteps: 20, contextWeight: 0.5 },
     train: {
       steps: 20,
-      promptsPerStep: 4,
+      promptsPerStep: 8,
       miniBatchSize: 16,
       microBatchSize: 8,
-      lr: 0.0001,
+      lr: 0.0003,
       warmupSteps: 0,
     },
-    eval: { every: 10, examples: 32 },
+    eval: { every: 10, examples: 64 },
     checkpoint: { dir: 'runs/multihop/checkpoints', every: 10 },
     log: { dir: 'runs/multihop' },
   },
