@@ -1,14 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createProgress, formatFields, formatValue, LineProgress } from '../src/trainer/progress.js';
-
-class Capture {
-  text = '';
-  isTTY = false;
-  write(s: string) {
-    this.text += s;
-    return true;
-  }
-}
+import { Capture } from './support/capture.js';
 
 describe('progress', () => {
   it('formats live fields compactly', () => {

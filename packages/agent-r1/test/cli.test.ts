@@ -12,17 +12,10 @@ import {
 } from '../src/cli/handlers.js';
 import { runCli } from '../src/cli/run.js';
 import { DEFAULT_CONFIG } from '../src/trainer/config.js';
+import { Capture } from './support/capture.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'agent-r1-cli-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
-class Capture {
-  text = '';
-  write(s: string) {
-    this.text += s;
-    return true;
-  }
-}
 
 function fakes(result?: number) {
   const calls: { name: string; ctx: CommandContext }[] = [];

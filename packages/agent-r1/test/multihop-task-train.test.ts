@@ -6,17 +6,10 @@ import { runCli } from '../src/cli/run.js';
 import { handlers } from '../src/trainer/commands.js';
 import { presets, resolveConfig } from '../src/trainer/config.js';
 import type { ResultRow } from '../src/trainer/results.js';
+import { Capture } from './support/capture.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'multihop-train-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
-class Capture {
-  text = '';
-  write(s: string) {
-    this.text += s;
-    return true;
-  }
-}
 
 async function cli(argv: string[]) {
   const stdout = new Capture();

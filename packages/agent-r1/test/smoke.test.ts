@@ -14,17 +14,10 @@ import { resolveConfig } from '../src/trainer/config.js';
 import { evaluate } from '../src/trainer/evaluate.js';
 import { buildPolicy } from '../src/trainer/models.js';
 import type { ResultRow } from '../src/trainer/results.js';
+import { Capture } from './support/capture.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'agent-r1-smoke-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
-class Capture {
-  text = '';
-  write(s: string) {
-    this.text += s;
-    return true;
-  }
-}
 
 describe('agent-r1 train --preset smoke', () => {
   it('runs every stage, ends with the results table, and raises reward above an untrained policy', async () => {

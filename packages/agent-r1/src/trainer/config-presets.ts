@@ -1,6 +1,16 @@
 /** Named partial configs: applied over the defaults and under files and overrides. */
 import type { PartialTrainConfig } from './config.js';
 
+/** Episodes of the multi-hop task: up to 3 searches and an answer, 3 documents of 80 characters each. */
+const MULTIHOP_ROLLOUT = {
+  n: 4,
+  maxTurns: 4,
+  maxTokensPerTurn: 24,
+  maxLength: 384,
+  maxObservationTokens: 96,
+  temperature: 1,
+};
+
 /** Named partial configs, applied over the defaults and under files and overrides. */
 export const presets: Record<string, PartialTrainConfig> = {
   /** The defaults as they are. */
@@ -42,14 +52,7 @@ export const presets: Record<string, PartialTrainConfig> = {
   multihop: {
     task: 'multihop-qa',
     model: { dModel: 64, layers: 2, heads: 4, kvHeads: 2, maxLength: 384 },
-    rollout: {
-      n: 4,
-      maxTurns: 4,
-      maxTokensPerTurn: 24,
-      maxLength: 384,
-      maxObservationTokens: 96,
-      temperature: 1,
-    },
+    rollout: MULTIHOP_ROLLOUT,
     algorithm: { name: 'grpo', klCoef: 0 },
     sft: { steps: 400, demonstrations: 2151, batchSize: 16, lr: 0.01, warmupSteps: 20, contextWeight: 0.5 },
     train: {
@@ -73,14 +76,7 @@ export const presets: Record<string, PartialTrainConfig> = {
   smoke: {
     task: 'multihop-qa',
     model: { dModel: 32, layers: 1, heads: 2, kvHeads: 1, maxLength: 384 },
-    rollout: {
-      n: 4,
-      maxTurns: 4,
-      maxTokensPerTurn: 24,
-      maxLength: 384,
-      maxObservationTokens: 96,
-      temperature: 1,
-    },
+    rollout: MULTIHOP_ROLLOUT,
     algorithm: { name: 'grpo', klCoef: 0 },
     sft: { steps: 120, demonstrations: 96, batchSize: 8, lr: 0.01, warmupSteps: 5, contextWeight: 0.5 },
     train: { steps: 3, promptsPerStep: 2, miniBatchSize: 8, microBatchSize: 8, lr: 0.0003, warmupSteps: 0 },
