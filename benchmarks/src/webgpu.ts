@@ -5,7 +5,7 @@
  * (tfjs: matmul, softmax, matmul). Run from the repository root (on a machine without a GPU, first
  * `source scripts/webgpu-env.sh`):
  *
- *   npx tsx --conditions=@agent-r1/source benchmarks/src/webgpu.ts [--quick] [--large]
+ *   npx tsx --conditions=@agent-r1/source benchmarks/src/webgpu.ts [--quick] [--large] [--only=softmax]
  *
  * Each case is timed two ways: "sync" waits for the queue to drain (no readback), "read" includes copying
  * the result to the host. Prints median ms, GFLOP/s (matmul, attention) or GB/s (softmax, logprobs: bytes
@@ -204,12 +204,14 @@ const cases = [
   logprobsCase(4096, 8192),
   attentionCase(1, 8, 512, 64),
 ];
+const only = process.argv.find((a) => a.startsWith('--only='))?.slice('--only='.length);
+const selected = only ? cases.filter((c) => c.name.includes(only)) : cases;
 const pad = (s: string, n: number) => s.padEnd(n);
 console.log(`adapter: ${gpu.description}; node ${process.version}; tfjs ${tf.version_core}`);
 console.log(
   `${pad('case', 26)}${pad('library', 8)}${pad('mode', 6)}${pad('median ms', 12)}${pad('rate', 16)}max|diff|`,
 );
-for (const c of cases) {
+for (const c of selected) {
   const results: Record<string, number> = {};
   const outputs: Record<string, Float32Array | null> = {};
   for (const name of ['ours', 'tfjs'] as const) {

@@ -29,11 +29,12 @@ if (available) {
     },
   };
   crossBackendSuite('webgpu', options);
-  // Matmul has one kernel for GPUs (workgroup-memory tiles) and one for CPU rasterisers: test the other too.
+  // Matmul, softmax and logprobs have kernels for GPUs (workgroup memory) and for CPU rasterisers (none):
+  // test the variant this adapter does not pick, too.
   const main = getBackend('webgpu') as WebGpuBackend;
   const other = main.kernelVariant === 'software' ? 'hardware' : 'software';
   registerBackend(`webgpu-${other}`, await createWebGpuBackend({ kernels: other }, `webgpu-${other}`));
-  crossBackendSuite(`webgpu-${other}`, { ...options, families: ['matmul'] });
+  crossBackendSuite(`webgpu-${other}`, { ...options, families: ['matmul', 'fused'] });
 } else {
   describe('webgpu vs cpu', () => {
     test.skip('no WebGPU adapter (see the warning above)', () => {});

@@ -57,8 +57,9 @@ function toGpuWords(data: TypedArray): ArrayBufferView {
 }
 
 function fromGpuWords(dtype: DType, bytes: ArrayBuffer, size: number): TypedArray {
-  if (dtype === 'float32') return new Float32Array(bytes, 0, size).slice();
-  if (dtype === 'int32') return new Int32Array(bytes, 0, size).slice();
+  // `bytes` is already a copy of the mapped range: view it, do not copy again.
+  if (dtype === 'float32') return new Float32Array(bytes, 0, size);
+  if (dtype === 'int32') return new Int32Array(bytes, 0, size);
   return Uint8Array.from(new Uint32Array(bytes, 0, size));
 }
 

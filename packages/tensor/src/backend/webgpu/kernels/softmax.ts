@@ -21,10 +21,70 @@ const ROW_START = `${LINEAR_GROUP}
   if (row >= pu(0u)) { return; }
   let W = pu(1u);`;
 
+/**
+ * On CPU rasterisers a row per invocation is faster: the SIMD lanes of a llvmpipe thread are invocations,
+ * so 64 rows run side by side with no barriers, and each element costs one exp (max, then exp-and-sum,
+ * then scale). Rows longer than SERIAL_MAX go to the workgroup kernels (llvmpipe cuts loops past 65535).
+ */
+const SERIAL_MAX = 32768;
+const SERIAL_WG = 64;
+
+function serialRows(queue: GpuQueue, width: number): boolean {
+  return queue.software && width <= SERIAL_MAX;
+}
+
+function softmaxSerial(queue: GpuQueue, x: View, out: View, log: boolean, rows: number, width: number): void {
+  const pipeline = queue.pipeline(
+    `softmax serial|${log}`,
+    () => `${PARAMS}
+${buffer(1, 'x', 'float32')}
+${buffer(2, 'out', 'float32', true)}
+${INF}
+@compute @workgroup_size(${SERIAL_WG})
+fn main(${GROUP_BUILTINS}) {
+  ${LINEAR_GROUP}
+  let row = group * ${SERIAL_WG}u + lid.x;
+  if (row >= pu(0u)) { return; }
+  let W = pu(1u);
+  let xb = pu(2u) + row * W;
+  let ob = row * W;
+  var m = neg_inf();
+  for (var j = 0u; j < W; j++) { m = max(m, x[xb + j]); }
+  if (m == neg_inf()) {
+    // Every logit -inf: the CPU reference gives NaN probabilities (exp(-inf - -inf)); so do we.
+    for (var j = 0u; j < W; j++) { out[ob + j] = x[xb + j] - m; }
+    return;
+  }
+  var sum = 0.0;
+  for (var j = 0u; j < W; j++) {
+    let e = exp(x[xb + j] - m);
+
+    sum += e;
+  }
+  ${
+    log
+      ? 'let lse = m + log(sum); for (var j = 0u; j < W; j++) { out[ob + j] = x[xb + j] - lse; }'
+      : 'let inv = 1.0 / sum; for (var j = 0u; j < W; j++) { out[ob + j] = exp(x[xb + j] - m) * inv; }'
+  }
+}`,
+  );
+  queue.dispatch(
+    `${log ? 'logSoftmax' : 'softmax'} [${x.shape}]`,
+    pipeline,
+    [{ storage: x.storage as GpuStorage }, { storage: out.storage as GpuStorage, write: true }],
+    new Params().u32(rows, width, x.offset),
+    grid(Math.ceil(rows / SERIAL_WG)),
+  );
+}
+
 export function softmax(queue: GpuQueue, x: View, out: View, log: boolean): void {
   checkFloat('softmax', x);
   const [rows, width] = rowsOf(x.shape);
   if (rows === 0) return;
+  if (serialRows(queue, width)) {
+    softmaxSerial(queue, x, out, log, rows, width);
+    return;
+  }
   const wg = rowThreads(width);
   const write = log ? 'v - lse' : 'exp(v - lse)';
   const pipeline = queue.pipeline(
@@ -97,24 +157,40 @@ export function logprobs(queue: GpuQueue, logits: View, targets: View, out: View
   checkFloat('logprobs', logits);
   const [rows, width] = rowsOf(logits.shape);
   if (rows === 0) return;
-  const wg = rowThreads(width);
+  const serial = serialRows(queue, width);
+  const wg = serial ? SERIAL_WG : rowThreads(width);
+  // Row per invocation (software adapters, see softmaxSerial) or a workgroup per row: the same result.
+  const lseOfRow = serial
+    ? `${LINEAR_GROUP}
+  let row = group * ${SERIAL_WG}u + lid.x;
+  if (row >= pu(0u)) { return; }
+  let W = pu(1u);
+  let xb = pu(2u) + row * W;
+  var m = neg_inf();
+  for (var j = 0u; j < W; j++) { m = max(m, x[xb + j]); }
+  var sum = 0.0;
+  for (var j = 0u; j < W; j++) { sum += exp(x[xb + j] - m); }
+  let z = select(m + log(sum), neg_inf(), m == neg_inf());
+  let writer = true;`
+    : `${ROW_START}
+  let xb = pu(2u) + row * W;
+  var p = vec2<f32>(neg_inf(), 0.0);
+  for (var j = lid.x; j < W; j += ${wg}u) { p = online_add(p, x[xb + j]); }
+  let z = lse_of(red_lse(p, lid.x));
+  let writer = lid.x == 0u;`;
   const pipeline = queue.pipeline(
-    `logprobs|${wg}`,
+    `logprobs|${wg}|${serial}`,
     () => `${PARAMS}
 ${buffer(1, 'x', 'float32')}
 ${buffer(2, 'targets', 'int32')}
 ${buffer(3, 'out', 'float32', true)}
 ${buffer(4, 'lse', 'float32', true)}
 @group(0) @binding(5) var<storage, read_write> status: array<atomic<i32>, 4>;
-${onlineReducer(wg)}
+${serial ? INF : onlineReducer(wg)}
 @compute @workgroup_size(${wg})
 fn main(${GROUP_BUILTINS}) {
-  ${ROW_START}
-  let xb = pu(2u) + row * W;
-  var p = vec2<f32>(neg_inf(), 0.0);
-  for (var j = lid.x; j < W; j += ${wg}u) { p = online_add(p, x[xb + j]); }
-  let z = lse_of(red_lse(p, lid.x));
-  if (lid.x == 0u) {
+  ${lseOfRow}
+  if (writer) {
     let t = targets[pu(3u) + row];
     lse[row] = z;
     if (t < 0 || u32(t) >= W) {
@@ -140,7 +216,7 @@ fn main(${GROUP_BUILTINS}) {
       { storage: queue.status, write: true },
     ],
     new Params().u32(rows, width, logits.offset, targets.offset).i32s(code),
-    grid(rows),
+    grid(serial ? Math.ceil(rows / SERIAL_WG) : rows),
   );
 }
 
