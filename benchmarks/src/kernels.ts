@@ -6,18 +6,20 @@
  *
  *   cd benchmarks && npx tsx --conditions=@agent-r1/source src/kernels.ts [--quick] [--out file.json]
  *
- * Each library configuration runs in its own child process, one after the other (tfjs picks its wasm
- * binary once per process), on the same seeded inputs. Prints a table of rates (GFLOP/s or GB/s; higher is
- * better) and the targets of issue 3, and writes all medians to JSON (default results/kernels.json).
- * Outputs are checked against ours-TS on their first 256 values (max |difference| in the JSON).
+ * Each library configuration lives in its own child process (tfjs picks its wasm binary once per process),
+ * all started at once and idle between requests; the parent measures one case at a time, in rounds that
+ * visit every library in turn, so a change in the machine's load (it is shared) spreads over all of them
+ * instead of favouring whichever ran at a quiet moment. Same seeded inputs everywhere. Prints a table of
+ * rates (GFLOP/s or GB/s from the median time; higher is better) and the targets of issue 3, and writes all
+ * medians to JSON (default results/kernels.json). Outputs are checked against ours-TS on their first 256
+ * values (max |difference| in the JSON).
  */
-import { spawnSync } from 'node:child_process';
+import { fork } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as T from '@agent-r1/tensor';
-import { DEFAULT_OPTIONS, type MeasureOptions, QUICK_OPTIONS } from './harness.js';
 import { type AsyncRunner, type KernelCase, kernelCases } from './kernels/cases.js';
 
 const LIBRARIES = [
@@ -51,31 +53,28 @@ interface LibraryRun {
 
 const SAMPLE = 256;
 
-/** Calls slower than this are timed once more only (the plain-JavaScript libraries on the large cases). */
+/** A library slower than this per call on a case is timed in one round only. */
 const SLOW_MS = 2000;
+/** Each visit of a round times calls for about this long. */
+const ROUND_MS = 150;
 
-async function measureAsync(runner: AsyncRunner, options: MeasureOptions) {
-  const first = performance.now();
-  const head = Array.from((await runner.run()) as ArrayLike<number>).slice(0, SAMPLE);
-  if (performance.now() - first > SLOW_MS) options = { ...options, maxWarmup: 1, minReps: 1, minTimeMs: 0 };
-  const warmStart = performance.now();
-  for (let w = 1; w < options.maxWarmup && performance.now() - warmStart < options.warmupMs; w++)
-    await runner.run();
+/** The child's side: times `runner` for about ROUND_MS (at least one call, at most 20). */
+async function timeRound(runner: AsyncRunner): Promise<number[]> {
   const times: number[] = [];
   const start = performance.now();
-  while (
-    times.length < options.maxReps &&
-    (times.length < options.minReps || performance.now() - start < options.minTimeMs)
-  ) {
+  while (times.length < 20 && (times.length === 0 || performance.now() - start < ROUND_MS)) {
     const t0 = performance.now();
     await runner.run();
     times.push(performance.now() - t0);
   }
-  times.sort((a, b) => a - b);
-  const mid = times.length >> 1;
-  const medianMs = times.length % 2 ? times[mid] : (times[mid - 1] + times[mid]) / 2;
-  return { medianMs, reps: times.length, head };
+  return times;
 }
+
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const mid = s.length >> 1;
+  return s.length % 2 ? s[mid] : (s[mid - 1] + s[mid]) / 2;
+};
 
 /** Selects the library in this (child) process; returns a line describing it. */
 async function setUp(library: Library): Promise<string> {
@@ -110,35 +109,115 @@ async function runnerFor(library: Library, c: KernelCase): Promise<AsyncRunner |
   return library.startsWith('tfjs') ? c.tfjs() : c.ours();
 }
 
-async function child(library: Library, options: MeasureOptions, only: string[] | null): Promise<void> {
+type Request =
+  | { type: 'start'; index: number }
+  | { type: 'round'; index: number }
+  | { type: 'stop'; index: number };
+type Reply = { head?: number[]; firstMs?: number; times?: number[]; error?: string };
+
+/** A child process: sets up its library, then answers the parent's requests until told to exit. */
+async function child(library: Library): Promise<void> {
+  const send = (m: unknown) => (process.send as (m: unknown) => void)(m);
   const info = await setUp(library);
-  const results: CaseResult[] = [];
-  for (const c of kernelCases()) {
-    if (only && !only.includes(c.name)) continue;
-    const base = { name: c.name, shape: c.shape, unit: c.unit };
+  const cases = kernelCases();
+  let runner: AsyncRunner | undefined;
+  process.on('message', async (msg: Request | { type: 'exit' }) => {
+    if (msg.type === 'exit') process.exit(0);
+    const reply: Reply = {};
     try {
-      const runner = await runnerFor(library, c);
-      if (!runner) {
-        results.push({ ...base, medianMs: null, rate: null, reps: 0, head: [], error: 'not available' });
-        continue;
+      if (msg.type === 'start') {
+        runner = await runnerFor(library, cases[msg.index]);
+        if (!runner) reply.error = 'not available';
+        else {
+          // The first call (also the warm-up) gives the output sample.
+          const t0 = performance.now();
+          reply.head = Array.from((await runner.run()) as ArrayLike<number>).slice(0, SAMPLE);
+          reply.firstMs = performance.now() - t0;
+        }
+      } else if (msg.type === 'round') {
+        if (runner) reply.times = await timeRound(runner);
+      } else {
+        runner?.dispose();
+        runner = undefined;
       }
-      const m = await measureAsync(runner, options);
-      runner.dispose();
-      results.push({
-        ...base,
-        medianMs: m.medianMs,
-        rate: c.work / m.medianMs / 1e6,
-        reps: m.reps,
-        head: m.head,
-      });
     } catch (error) {
-      const message = error instanceof Error ? error.message : String(error);
-      results.push({ ...base, medianMs: null, rate: null, reps: 0, head: [], error: message.slice(0, 200) });
+      reply.error = (error instanceof Error ? error.message : String(error)).slice(0, 200);
+    }
+    send(reply);
+  });
+  send({ info });
+}
+
+interface Worker {
+  library: Library;
+  info: string;
+  ask(m: Request | { type: 'exit' }): Promise<Reply>;
+}
+
+function startChild(self: string, library: Library): Promise<Worker> {
+  const proc = fork(self, ['--child', library], {
+    execArgv: ['--import', 'tsx', '--conditions=@agent-r1/source'],
+    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+  });
+  let pending: ((r: Reply) => void) | undefined;
+  return new Promise((resolve, reject) => {
+    proc.once('exit', (code) => reject(new Error(`${library} exited (${code}) before it was ready`)));
+    proc.once('message', (first: { info: string }) => {
+      proc.on('message', (r: Reply) => pending?.(r));
+      resolve({
+        library,
+        info: first.info,
+        ask: (m) =>
+          new Promise((done) => {
+            pending = done;
+            proc.send(m);
+          }),
+      });
+    });
+  });
+}
+
+async function parent(quick: boolean, out: string, only: string[] | null, rounds: number): Promise<void> {
+  const self = fileURLToPath(import.meta.url);
+  const started = new Date();
+  const started_ = await Promise.allSettled(LIBRARIES.map((library) => startChild(self, library)));
+  const workers: Worker[] = [];
+  started_.forEach((r, i) => {
+    if (r.status === 'fulfilled') workers.push(r.value);
+    else
+      process.stderr.write(`${LIBRARIES[i]}: ${r.reason instanceof Error ? r.reason.message : r.reason}\n`);
+  });
+  const runs: LibraryRun[] = workers.map((w) => ({ library: w.library, info: w.info, results: [] }));
+  const cases = kernelCases();
+  for (const [index, c] of cases.entries()) {
+    if (only && !only.includes(c.name)) continue;
+    process.stderr.write(`${c.name} ${c.shape}\n`);
+    const base = { name: c.name, shape: c.shape, unit: c.unit };
+    const state = await Promise.all(
+      workers.map(async (w) => ({ w, start: await w.ask({ type: 'start', index }), times: [] as number[] })),
+    );
+    for (let round = 0; round < rounds; round++)
+      for (const s of state) {
+        if (s.start.error || (round > 0 && (s.start.firstMs ?? 0) > SLOW_MS)) continue;
+        const r = await s.w.ask({ type: 'round', index });
+        if (r.error) s.start.error = r.error;
+        else s.times.push(...(r.times ?? []));
+      }
+    for (const [k, s] of state.entries()) {
+      await s.w.ask({ type: 'stop', index });
+      const ms = s.times.length > 0 ? median(s.times) : null;
+      runs[k].results.push({
+        ...base,
+        medianMs: ms,
+        rate: ms === null ? null : c.work / ms / 1e6,
+        reps: s.times.length,
+        head: s.start.head ?? [],
+        ...(s.start.error ? { error: s.start.error } : {}),
+      });
     }
   }
-  process.stdout.write(`${JSON.stringify({ library, info, results } satisfies LibraryRun)}\n`);
-  // tfjs-wasm's pthreads and ONNX Runtime's thread pool keep a process alive; the results are written.
-  process.exit(0);
+  for (const w of workers) void w.ask({ type: 'exit' });
+  report(runs, started, quick, out);
 }
 
 function maxDiff(a: number[], b: number[]): number | null {
@@ -148,26 +227,12 @@ function maxDiff(a: number[], b: number[]): number | null {
   return worst;
 }
 
-function parent(quick: boolean, out: string, only: string[] | null): void {
-  const self = fileURLToPath(import.meta.url);
-  const runs: LibraryRun[] = [];
-  const started = new Date();
-  for (const library of LIBRARIES) {
-    const args = ['--import', 'tsx', '--conditions=@agent-r1/source', self, '--child', library];
-    if (quick) args.push('--quick');
-    if (only) args.push('--only', only.join(','));
-    process.stderr.write(`running ${library}...\n`);
-    const r = spawnSync(process.execPath, args, { encoding: 'utf8', maxBuffer: 1 << 26, timeout: 1_800_000 });
-    const line = r.stdout.split('\n').find((l) => l.startsWith('{'));
-    if (!line) {
-      process.stderr.write(`${library} failed:\n${r.stderr.slice(-2000)}\n`);
-      continue;
-    }
-    runs.push(JSON.parse(line) as LibraryRun);
-  }
+function report(runs: LibraryRun[], started: Date, quick: boolean, out: string): void {
   const cpu = os.cpus();
   const machine = `${cpu[0]?.model ?? 'unknown CPU'}, ${cpu.length} cores, node ${process.version}`;
-  console.log(`${machine}; ${started.toISOString()}; ${quick ? 'quick' : 'default'} repetitions`);
+  console.log(
+    `${machine}; ${started.toISOString()}; ${quick ? 'quick: 1 round' : 'rounds interleaving the libraries'}`,
+  );
   for (const r of runs) console.log(`  ${r.library}: ${r.info}`);
   const ts = runs.find((r) => r.library === 'ts');
   const cases = runs[0]?.results ?? [];
@@ -225,9 +290,12 @@ const value = (flag: string) => {
 };
 const only = value('--only')?.split(',') ?? null;
 const childLibrary = value('--child') as Library | undefined;
-const options: MeasureOptions = quick
-  ? QUICK_OPTIONS
-  : { ...DEFAULT_OPTIONS, maxWarmup: 2, minReps: 3, minTimeMs: 500, maxReps: 40 };
-if (childLibrary) await child(childLibrary, options, only);
+const rounds = Number(value('--rounds') ?? (quick ? 1 : 5));
+if (childLibrary) await child(childLibrary);
 else
-  parent(quick, value('--out') ?? fileURLToPath(new URL('../results/kernels.json', import.meta.url)), only);
+  await parent(
+    quick,
+    value('--out') ?? fileURLToPath(new URL('../results/kernels.json', import.meta.url)),
+    only,
+    rounds,
+  );

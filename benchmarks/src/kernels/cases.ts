@@ -30,6 +30,15 @@ export interface KernelCase {
 
 const ortTensor = (x: Input) => new ort.Tensor('float32', x.data, x.shape);
 
+/** Inputs made on first use: the parent process only needs the cases' names and work. */
+function lazy<T>(make: () => T): () => T {
+  let value: T | undefined;
+  return () => {
+    value ??= make();
+    return value;
+  };
+}
+
 async function ortRunner(
   bytes: Uint8Array,
   feeds: Record<string, ort.Tensor>,
@@ -50,42 +59,45 @@ async function ortRunner(
   };
 }
 
-function matmulCase(name: string, a: Input, b: Input): KernelCase {
-  const out = [...a.shape.slice(0, -1), b.shape[b.shape.length - 1]];
-  const K = a.shape[a.shape.length - 1];
+function matmulCase(name: string, aShape: number[], bShape: number[], seed: number): KernelCase {
+  const out = [...aShape.slice(0, -1), bShape[bShape.length - 1]];
+  const K = aShape[aShape.length - 1];
+  const inputs = lazy(() => [randn(aShape, seed), randn(bShape, seed + 1)] as const);
   return {
     name,
-    shape: `${a.shape.join('x')} @ ${b.shape.join('x')}`,
+    shape: `${aShape.join('x')} @ ${bShape.join('x')}`,
     work: 2 * K * out.reduce((x, y) => x * y, 1),
     unit: 'GFLOP/s',
     ours: () => {
-      const [ta, tb] = [ours(a), ours(b)];
+      const [ta, tb] = inputs().map((x) => ours(x));
       return oursRunner([ta, tb], () => T.matmul(ta, tb));
     },
-    tfjs: () => tfjs.matmul(a, b),
-    ort: (threads) =>
-      ortRunner(matmulModel(a.shape, b.shape, out), { a: ortTensor(a), b: ortTensor(b) }, threads),
+    tfjs: () => tfjs.matmul(...inputs()),
+    ort: (threads) => {
+      const [a, b] = inputs();
+      return ortRunner(matmulModel(aShape, bShape, out), { a: ortTensor(a), b: ortTensor(b) }, threads);
+    },
   };
 }
 
-function softmaxCase(x: Input): KernelCase {
+function softmaxCase(shape: number[]): KernelCase {
+  const x = lazy(() => randn(shape, 21, 3));
   return {
     name: 'softmax',
-    shape: x.shape.join('x'),
-    work: 8 * x.data.length,
+    shape: shape.join('x'),
+    work: 8 * shape[0] * shape[1],
     unit: 'GB/s',
     ours: () => {
-      const t = ours(x);
+      const t = ours(x());
       return oursRunner([t], () => T.softmax(t));
     },
-    tfjs: () => tfjs.softmax(x),
-    ort: (threads) => ortRunner(softmaxModel(x.shape), { x: ortTensor(x) }, threads),
+    tfjs: () => tfjs.softmax(x()),
+    ort: (threads) => ortRunner(softmaxModel(shape), { x: ortTensor(x()) }, threads),
   };
 }
 
 function logprobsCase(rows: number, vocab: number): KernelCase {
-  const logits = randn([rows, vocab], 22, 3);
-  const targets = randint(vocab, [rows], 23);
+  const inputs = lazy(() => ({ logits: randn([rows, vocab], 22, 3), targets: randint(vocab, [rows], 23) }));
   return {
     name: 'logprobs',
     shape: `${rows}x${vocab}`,
@@ -93,24 +105,27 @@ function logprobsCase(rows: number, vocab: number): KernelCase {
     work: 4 * rows * vocab,
     unit: 'GB/s',
     ours: () => {
+      const { logits, targets } = inputs();
       const [tl, tt] = [ours(logits), ours(targets)];
       return oursRunner([tl, tt], () => T.logprobs(tl, tt));
     },
-    tfjs: () => tfjs.logprobs(logits, targets),
-    ort: (threads) =>
-      ortRunner(
+    tfjs: () => tfjs.logprobs(inputs().logits, inputs().targets),
+    ort: (threads) => {
+      const { logits, targets } = inputs();
+      return ortRunner(
         logprobsModel(rows, vocab),
         {
           x: ortTensor(logits),
           t: new ort.Tensor('int64', BigInt64Array.from(targets.data, BigInt), [rows, 1]),
         },
         threads,
-      ),
+      );
+    },
   };
 }
 
 function attentionCase(B: number, H: number, S: number, D: number): KernelCase {
-  const [q, k, v] = [41, 42, 43].map((seed) => randn([B, H, S, D], seed));
+  const qkv = lazy(() => [41, 42, 43].map((seed) => randn([B, H, S, D], seed)));
   return {
     name: 'causal_attention',
     shape: `B${B} H${H} S${S} D${D}`,
@@ -118,16 +133,21 @@ function attentionCase(B: number, H: number, S: number, D: number): KernelCase {
     work: 4 * B * H * S * S * D,
     unit: 'GFLOP/s',
     ours: () => {
-      const [tq, tk, tv] = [ours(q), ours(k), ours(v)];
+      const [tq, tk, tv] = qkv().map((x) => ours(x));
       return oursRunner([tq, tk, tv], () => T.scaledDotProductAttention(tq, tk, tv, { causal: true }));
     },
-    tfjs: () => tfjs.causalAttention(q, k, v),
-    ort: (threads) =>
-      ortRunner(
+    tfjs: () => {
+      const [q, k, v] = qkv();
+      return tfjs.causalAttention(q, k, v);
+    },
+    ort: (threads) => {
+      const [q, k, v] = qkv();
+      return ortRunner(
         causalAttentionModel(B, H, S, D),
         { q: ortTensor(q), k: ortTensor(k), v: ortTensor(v) },
         threads,
-      ),
+      );
+    },
   };
 }
 
@@ -138,18 +158,18 @@ function mlpCase(): KernelCase {
     shape: b.shape,
     work: b.work.amount,
     unit: 'GFLOP/s',
-    ours: b.setup.ours,
-    tfjs: b.setup.tfjs,
+    ours: () => b.setup.ours(),
+    tfjs: () => b.setup.tfjs(),
   };
 }
 
 export function kernelCases(): KernelCase[] {
   return [
-    ...[128, 256, 512, 1024].map((n) => matmulCase('matmul', randn([n, n], n), randn([n, n], n + 1))),
+    ...[128, 256, 512, 1024].map((n) => matmulCase('matmul', [n, n], [n, n], n)),
     // Attention scores of a B4 H4 S256 D64 layer (q·kᵀ), and the MLP up-projection of 1024 tokens.
-    matmulCase('batched_matmul', randn([16, 256, 64], 7), randn([16, 64, 256], 8)),
-    matmulCase('linear', randn([1024, 256], 9), randn([256, 1024], 10)),
-    softmaxCase(randn([4096, 1024], 21, 3)),
+    matmulCase('batched_matmul', [16, 256, 64], [16, 64, 256], 7),
+    matmulCase('linear', [1024, 256], [256, 1024], 9),
+    softmaxCase([4096, 1024]),
     logprobsCase(4096, 8192),
     attentionCase(4, 4, 256, 64),
     mlpCase(),
