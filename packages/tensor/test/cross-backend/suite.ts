@@ -654,7 +654,7 @@ export function crossBackendSuite(device: string, options: SuiteOptions): void {
   family('long loops', () => {
     // Sizes past 65535 iterations of one loop in one invocation (Mesa's llvmpipe cuts such loops short, with
     // no error): kernels must split the work into passes. Fixed cases, as each is costly on a software GPU.
-    test('matmul with K = 70000 (tiled and matrix-vector), attention over several key/row passes', async () => {
+    test('matmul with K = 70000 (tiled and matrix-vector); attention in several passes, and decoding', async () => {
       const K = 70000;
       const vals = (n: number, seed: number) =>
         Array.from({ length: n }, (_, i) => Math.fround(Math.sin(i * 0.37 + seed)));
@@ -680,6 +680,21 @@ export function crossBackendSuite(device: string, options: SuiteOptions): void {
         },
         tol.attention,
         'attention in several passes',
+      );
+      // Decoding: one query per head against a long KV cache (the keys are split across threads).
+      await checkSame(
+        device,
+        (dev) => {
+          const [Hq, Sk, Dk] = [4, 700, 24];
+          const q = leaf(dev, [2, Hq, 1, Dk], vals(2 * Hq * Dk, 9));
+          const k = leaf(dev, [2, 2, Sk, Dk], vals(2 * 2 * Sk * Dk, 10));
+          const v = leaf(dev, [2, 2, Sk, Dk], vals(2 * 2 * Sk * Dk, 11));
+          const keep = Uint8Array.from({ length: Sk }, (_, j) => (j % 7 === 3 ? 0 : 1));
+          const mask = tensor(keep, { device: dev, shape: [1, 1, 1, Sk], dtype: 'bool' });
+          return [scaledDotProductAttention(q, k, v, { causal: true, mask })];
+        },
+        tol.attention,
+        'attention decode',
       );
     });
 
