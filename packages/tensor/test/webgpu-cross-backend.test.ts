@@ -28,7 +28,10 @@ if (available) {
       normal: { atol: 5e-5, rtol: 2e-5 },
     },
   };
-  crossBackendSuite('webgpu', options);
+  crossBackendSuite('webgpu', {
+    ...options,
+    families: ['elementwise', 'reductions', 'matmul', 'indexing', 'fused', 'long loops', 'random'],
+  });
   // Matmul, softmax and logprobs have kernels for GPUs (workgroup memory) and for CPU rasterisers (none):
   // test the variant this adapter does not pick, too.
   const main = getBackend('webgpu') as WebGpuBackend;
