@@ -1,7 +1,7 @@
 import { sizeOf } from '../../shape.js';
 import type { BinaryOp, UnaryOp, View } from '../backend.js';
 import { dataOf } from './storage.js';
-import { isDense, viewOffsets } from './strided.js';
+import { elementOffsets, isDense, viewOffsets } from './strided.js';
 
 const GELU_C = Math.sqrt(2 / Math.PI);
 
@@ -68,12 +68,31 @@ export function fill(out: View, value: number): void {
   else for (const i of viewOffsets(out)) o[i] = value;
 }
 
+/** The trailing axes laid out densely in both views: how many there are and how many elements they hold. */
+function denseTail(shape: readonly number[], a: View, b: View): { axes: number; size: number } {
+  let size = 1;
+  let axis = shape.length;
+  while (
+    axis > 0 &&
+    (shape[axis - 1] === 1 || (a.strides[axis - 1] === size && b.strides[axis - 1] === size))
+  ) {
+    size *= shape[axis - 1];
+    axis--;
+  }
+  return { axes: shape.length - axis, size };
+}
+
 export function copy(src: View, dst: View): void {
   const s = dataOf(src);
   const d = dataOf(dst);
-  if (isDense(src) && isDense(dst) && src.dtype === dst.dtype) {
-    const n = sizeOf(src.shape);
-    d.set(s.subarray(src.offset, src.offset + n), dst.offset);
+  const shape = src.shape;
+  const { axes, size } = denseTail(shape, src, dst);
+  if (src.dtype === dst.dtype && size > 1) {
+    // Whole dense blocks at a time (e.g. a KV cache's heads, each dense over keys × head size).
+    const outer = shape.length - axes;
+    const so = elementOffsets(shape.slice(0, outer), src.strides.slice(0, outer), src.offset);
+    const dO = elementOffsets(shape.slice(0, outer), dst.strides.slice(0, outer), dst.offset);
+    for (let i = 0; i < so.length; i++) d.set(s.subarray(so[i], so[i] + size), dO[i]);
     return;
   }
   const so = viewOffsets(src);
