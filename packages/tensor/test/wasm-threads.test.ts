@@ -112,12 +112,12 @@ describe.skipIf(!wasmSimdSupported())('wasm worker pool', () => {
   test('a kernel error in a worker is thrown, naming the kernel; the pool keeps working', () => {
     useThreads(2);
     const rt = getWasmRuntime();
-    const id = rt.id('softmax');
+    const id = rt.id('softmax_0');
     rt.reserve(1 << 20);
     // The first call (the main thread's share) is valid; the second points far past the memory.
     const calls = [
-      [id, 0, 0, 1, 64, 0],
-      [id, 0x7fff0000, 0, 1, 64, 0],
+      [id, 0, 0, 1, 64],
+      [id, 0x7fff0000, 0, 1, 64],
     ];
     expect(() => rt.parallel('softmax-probe', calls)).toThrow(
       /wasm kernel 'softmax-probe' failed \(worker 0: .*out of bounds/,

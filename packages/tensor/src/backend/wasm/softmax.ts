@@ -11,6 +11,7 @@ import {
 } from '../cpu/softmax.js';
 import { dataOf } from '../cpu/storage.js';
 import { assertDense } from '../cpu/strided.js';
+import { softmaxName } from './emit/softmax.js';
 import { runRows } from './rows.js';
 import { getWasmRuntime } from './runtime.js';
 
@@ -31,14 +32,14 @@ export function softmax(x: View, out: View, log: boolean): void {
   assertDense('softmax', x);
   const [rows, width] = rowsOf(x);
   if (rows === 0) return;
-  const id = getWasmRuntime().id('softmax');
+  const id = getWasmRuntime().id(softmaxName(log ? 1 : 0));
   runRows({
     kernel: 'softmax',
     rows,
     inputs: [{ data: f32(x), offset: x.offset, width }],
     outputs: [{ data: f32(out), offset: out.offset, width }],
     workPerRow: 5 * width,
-    call: ({ ins, outs }, count) => [id, ins[0], outs[0], count, width, log ? 1 : 0],
+    call: ({ ins, outs }, count) => [id, ins[0], outs[0], count, width],
   });
 }
 
@@ -86,14 +87,14 @@ export function logprobs(logits: View, targets: View, out: View, lse: View): voi
   const [rows, width] = rowsOf(logits);
   checkTargets(ts, targets.offset, rows, width);
   if (rows === 0) return;
-  const id = getWasmRuntime().id('softmax');
+  const id = getWasmRuntime().id(softmaxName(2));
   runRows({
     kernel: 'logprobs',
     rows,
     inputs: [{ data: xs, offset: logits.offset, width }],
     outputs: [{ data: l, offset: lse.offset, width: 1 }],
     workPerRow: 4 * width,
-    call: ({ ins, outs }, count) => [id, ins[0], outs[0], count, width, 2],
+    call: ({ ins, outs }, count) => [id, ins[0], outs[0], count, width],
   });
   for (let r = 0; r < rows; r++)
     o[out.offset + r] = xs[logits.offset + r * width + ts[targets.offset + r]] - l[lse.offset + r];

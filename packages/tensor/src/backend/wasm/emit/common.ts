@@ -27,20 +27,23 @@ export function rowLoop(c: Code, p: number, nb: number, vec: () => void, scalar:
 }
 
 /**
- * Like `rowLoop`, with a first loop that takes two vectors (32 bytes) per step: `vec2` gets the chance to
- * keep two independent accumulator chains, which hides the latency of a loop-carried dependency.
+ * Like `rowLoop`, with a first loop that takes `k` vectors (16·k bytes) per step: `vec(offset, chain)` is
+ * emitted for each, so a kernel can keep k independent accumulator chains (hiding the latency of a
+ * loop-carried dependency); then single vectors (chain 0), then scalars.
  */
-export function rowLoop2(
+export function rowLoopUnrolled(
   c: Code,
   p: number,
   nb: number,
-  vec2: () => void,
-  vec: () => void,
+  k: number,
+  vec: (offset: number, chain: number) => void,
   scalar: () => void,
 ): void {
   c.i32Const(0).localSet(p);
-  loopWhile(c, p, nb, 32, vec2);
-  loopWhile(c, p, nb, 16, vec);
+  loopWhile(c, p, nb, 16 * k, () => {
+    for (let i = 0; i < k; i++) vec(16 * i, i);
+  });
+  loopWhile(c, p, nb, 16, () => vec(0, 0));
   loopWhile(c, p, nb, 4, scalar);
 }
 
@@ -77,10 +80,27 @@ export interface ExpTemps {
   n: number;
   r: number;
   f: number;
+  /** v128 locals holding splatted constants, set once in the prologue (not rematerialised per vector). */
+  k: Map<number, number>;
 }
 
+const EXP_CONSTANTS = [EXP_LO, EXP_HI, LOG2E, MAGIC + 126, MAGIC + 127, EXP_C1, EXP_C2, ...EXP_POLY, 1, 2];
+
+/** Allocates the temporaries of `emitExp` and sets its constants: call at the start of a function. */
 export function expTemps(c: Code): ExpTemps {
-  return { n: c.local(V128), r: c.local(V128), f: c.local(V128) };
+  const k = new Map<number, number>();
+  for (const v of EXP_CONSTANTS) {
+    const local = c.local(V128);
+    c.f32x4SplatConst(v).localSet(local);
+    k.set(Math.fround(v), local);
+  }
+  return { n: c.local(V128), r: c.local(V128), f: c.local(V128), k };
+}
+
+/** Pushes the splatted constant `v`, from its prologue local when it has one. */
+function constant(c: Code, t: ExpTemps, v: number): Code {
+  const local = t.k.get(Math.fround(v));
+  return local === undefined ? c.f32x4SplatConst(v) : c.localGet(local);
 }
 
 /**
@@ -94,36 +114,43 @@ export function expTemps(c: Code): ExpTemps {
  */
 export function emitExp(c: Code, x: number, t: ExpTemps, general = false): void {
   const bias = general ? 126 : 127;
-  c.localGet(x).f32x4SplatConst(EXP_LO).f32x4Pmax();
-  if (general) c.f32x4SplatConst(EXP_HI).f32x4Pmin();
+  const k = (v: number) => constant(c, t, v);
+  c.localGet(x);
+  k(EXP_LO).f32x4Pmax();
+  if (general) k(EXP_HI).f32x4Pmin();
   c.localSet(t.r);
   // n (as MAGIC + bias + n) = round(r·log2e) + MAGIC + bias.
-  c.localGet(t.r)
-    .f32x4SplatConst(LOG2E)
-    .f32x4Mul()
-    .f32x4SplatConst(MAGIC + bias)
+  c.localGet(t.r);
+  k(LOG2E).f32x4Mul();
+  k(MAGIC + bias)
     .f32x4Add()
     .localSet(t.n);
   // r = x − n·C1 − n·C2 (C1 + C2 = ln 2; C1 has few bits, so n·C1 is exact), n as a float in t.f.
-  c.localGet(t.n)
-    .f32x4SplatConst(MAGIC + bias)
+  c.localGet(t.n);
+  k(MAGIC + bias)
     .f32x4Sub()
     .localSet(t.f);
-  c.localGet(t.r).localGet(t.f).f32x4SplatConst(EXP_C1).f32x4Mul().f32x4Sub();
-  c.localGet(t.f).f32x4SplatConst(EXP_C2).f32x4Mul().f32x4Sub().localSet(t.r);
-  c.f32x4SplatConst(EXP_POLY[0]);
-  for (let i = 1; i < EXP_POLY.length; i++)
-    c.localGet(t.r).f32x4Mul().f32x4SplatConst(EXP_POLY[i]).f32x4Add();
+  c.localGet(t.r).localGet(t.f);
+  k(EXP_C1).f32x4Mul().f32x4Sub().localGet(t.f);
+  k(EXP_C2).f32x4Mul().f32x4Sub().localSet(t.r);
+  k(EXP_POLY[0]);
+  for (let i = 1; i < EXP_POLY.length; i++) {
+    c.localGet(t.r).f32x4Mul();
+    k(EXP_POLY[i]).f32x4Add();
+  }
   // p·r² + r + 1
-  c.localGet(t.r).f32x4Mul().localGet(t.r).f32x4Mul().localGet(t.r).f32x4Add().f32x4SplatConst(1).f32x4Add();
+  c.localGet(t.r).f32x4Mul().localGet(t.r).f32x4Mul().localGet(t.r).f32x4Add();
+  k(1).f32x4Add();
   // · 2^(n + bias − 127): the low bits of MAGIC + bias + n shifted into the exponent field.
   c.localGet(t.n).i32Const(23).i32x4Shl().f32x4Mul();
-  if (general) c.f32x4SplatConst(2).f32x4Mul();
+  if (general) k(2).f32x4Mul();
   // Zero where x < EXP_LO, -Infinity and NaN included (x ≥ LO is false for NaN).
-  c.localGet(x).f32x4SplatConst(EXP_LO).f32x4Ge().v128And();
+  c.localGet(x);
+  k(EXP_LO).f32x4Ge().v128And();
   if (!general) return;
   c.localSet(t.r);
-  c.f32x4SplatConst(Number.POSITIVE_INFINITY).localGet(t.r).localGet(x).f32x4SplatConst(EXP_HI).f32x4Gt();
+  c.f32x4SplatConst(Number.POSITIVE_INFINITY).localGet(t.r).localGet(x);
+  k(EXP_HI).f32x4Gt();
   c.v128Bitselect().localSet(t.r);
   c.localGet(x).localGet(t.r).localGet(x).localGet(x).f32x4Ne().v128Bitselect();
 }

@@ -1,24 +1,34 @@
 /**
  * Row kernels over dense [rows, width] f32 blocks (pointers are byte addresses):
  *
- * - `softmax(xp, op, rows, width, mode)`: mode 0 writes softmax, 1 log-softmax (both [rows, width] at op),
- *   2 only each row's log-sum-exp (one f32 per row at op). The row sum is Kahan-compensated per lane and
+ * - `softmax_<mode>(xp, op, rows, width)`: mode 0 writes softmax, 1 log-softmax (both [rows, width] at
+ *   op), 2 only each row's log-sum-exp (one f32 per row at op). The row sum is Kahan-compensated per lane and
  *   the lanes added in f64: good to about 1 ulp.
  * - `softmax_bwd(yp, gp, op, rows, width, log)`: from the forward output y and its gradient g:
  *   softmax: y·(g − Σ g·y); log-softmax: g − exp(y)·Σ g.
  * - `logprobs_bwd(xp, lp, gp, op, rows, width)`: −g[r]·exp(x − lse[r]) (the caller adds g[r] at the target).
  */
 import { type Code, F32, F64, I32, type ModuleBuilder, V128 } from '../builder.js';
-import { emitExp, expTemps, horizontal, horizontalSumF64, rowLoop, rowLoop2 } from './common.js';
+import { emitExp, expTemps, horizontal, horizontalSumF64, rowLoop, rowLoopUnrolled } from './common.js';
 
-function emitSoftmax(c: Code, logFn: number): void {
-  const [xp, op, rows, width, mode] = [0, 1, 2, 3, 4];
+/** The softmax kernel of a mode: 0 softmax, 1 log-softmax, 2 log-sum-exp only. */
+export const softmaxName = (mode: number) => `softmax_${mode}`;
+
+/** Independent accumulator chains in the max and exp-sum passes. */
+const CHAINS = 4;
+
+/** The softmax kernel for one `mode` (a constant, so the loops carry no mode test). */
+function emitSoftmax(c: Code, logFn: number, modeValue: number): void {
+  const [xp, op, rows, width] = [0, 1, 2, 3];
   const [p, r, nb] = [c.local(I32), c.local(I32), c.local(I32)];
   const mx = c.local(F32);
   const sum = c.local(F64);
   const s = c.local(F32);
   const lsum = c.local(F64);
-  const [vm, vx, vs, vc, vt, vm2, vs2, vc2, vnan] = new Array(9).fill(0).map(() => c.local(V128));
+  const [vm, vx, vt, vnan] = new Array(4).fill(0).map(() => c.local(V128));
+  const chains = (n: number) => new Array(n).fill(0).map(() => c.local(V128));
+  const [ms, ss, cs] = [chains(CHAINS), chains(CHAINS), chains(CHAINS)];
+  const mode = modeValue;
   const tmp = expTemps(c);
   const loadX = () => c.localGet(xp).localGet(p).i32Add();
   const addrO = () => c.localGet(op).localGet(p).i32Add();
@@ -28,137 +38,121 @@ function emitSoftmax(c: Code, logFn: number): void {
   c.block().loop();
   c.localGet(r).localGet(rows).i32GeS().brIf(1);
 
-  // Pass 1: the row max, in two chains of pmax (one maxps each; NaN ignored, as the TS kernel's `>` does)
-  // and a NaN flag: a row with a NaN gets a NaN max, which makes its every output NaN as in the TS kernel.
-  c.f32x4SplatConst(Number.NEGATIVE_INFINITY).localSet(vm);
-  c.f32x4SplatConst(Number.NEGATIVE_INFINITY).localSet(vm2);
+  // Pass 1: the row max, in CHAINS chains of pmax (one maxps each; NaN ignored, as the TS kernel's `>`
+  // does) and a NaN flag: a row with a NaN gets a NaN max, which makes its every output NaN as in the TS
+  // kernel.
+  for (const m of ms) c.f32x4SplatConst(Number.NEGATIVE_INFINITY).localSet(m);
   c.f32x4SplatConst(0).localSet(vnan);
   c.f32Const(Number.NEGATIVE_INFINITY).localSet(mx);
-  const maxStep = (acc: number, offset: number) => {
-    loadX().v128Load(offset).localTee(vx).localGet(acc).f32x4Pmax().localSet(acc);
-    c.localGet(vnan).localGet(vx).localGet(vx).f32x4Ne().v128Or().localSet(vnan);
-  };
-  rowLoop2(
+  rowLoopUnrolled(
     c,
     p,
     nb,
-    () => {
-      maxStep(vm, 0);
-      maxStep(vm2, 16);
+    CHAINS,
+    (offset, chain) => {
+      loadX().v128Load(offset).localTee(vx).localGet(ms[chain]).f32x4Pmax().localSet(ms[chain]);
+      c.localGet(vnan).localGet(vx).localGet(vx).f32x4Ne().v128Or().localSet(vnan);
     },
-    () => maxStep(vm, 0),
     () => {
       loadX().f32Load().localTee(s).localGet(mx).f32Max().localSet(mx);
       c.localGet(vnan).localGet(s).f32x4Splat().localGet(s).f32x4Splat().f32x4Ne().v128Or().localSet(vnan);
     },
   );
-  c.localGet(vm).localGet(vm2).f32x4Max().localSet(vm);
+  c.localGet(ms[0]);
+  for (let i = 1; i < CHAINS; i++) c.localGet(ms[i]).f32x4Max();
+  c.localSet(vm);
   horizontal(c, vm, (k) => k.f32Max());
   c.localGet(mx).f32Max().localSet(mx);
   c.localGet(vnan).v128AnyTrue().if().f32Const(Number.NaN).localSet(mx).end();
   // A row of -Infinity: shift by 0 instead, so exp gives 0s, the sum 0 and the log-sum-exp -Infinity.
   c.localGet(mx).f32Const(Number.NEGATIVE_INFINITY).f32Eq().if().f32Const(0).localSet(mx).end();
 
-  // Pass 2: sum of exp(x - max), stored at op in softmax mode. Two Kahan-compensated chains (sum vs,
-  // compensation vc; vs2, vc2), lanes then added in f64: the sum is good to about 1 ulp.
+  // Pass 2: sum of exp(x - max), stored at op in softmax mode. CHAINS Kahan-compensated chains (sum
+  // ss[i], compensation cs[i]), their lanes then added in f64: the sum is good to about 1 ulp.
   c.localGet(mx).f32x4Splat().localSet(vm);
-  for (const v of [vs, vc, vs2, vc2]) c.f32x4SplatConst(0).localSet(v);
+  for (const v of [...ss, ...cs]) c.f32x4SplatConst(0).localSet(v);
   c.f64Const(0).localSet(sum);
-  const expStep = (acc: number, comp: number, offset: number) => {
-    loadX().v128Load(offset).localGet(vm).f32x4Sub().localSet(vx);
-    emitExp(c, vx, tmp);
-    c.localSet(vx);
-    c.localGet(mode).i32Eqz().if();
-    addrO().localGet(vx).v128Store(offset);
-    c.end();
-    // y = e - comp; t = acc + y; comp = (t - acc) - y; acc = t (y kept in vx).
-    c.localGet(vx).localGet(comp).f32x4Sub().localSet(vx);
-    c.localGet(acc).localGet(vx).f32x4Add().localSet(vt);
-    c.localGet(vt).localGet(acc).f32x4Sub().localGet(vx).f32x4Sub().localSet(comp);
-    c.localGet(vt).localSet(acc);
-  };
-  rowLoop2(
+  rowLoopUnrolled(
     c,
     p,
     nb,
-    () => {
-      expStep(vs, vc, 0);
-      expStep(vs2, vc2, 16);
+    CHAINS,
+    (offset, chain) => {
+      const [acc, comp] = [ss[chain], cs[chain]];
+      loadX().v128Load(offset).localGet(vm).f32x4Sub().localSet(vx);
+      emitExp(c, vx, tmp);
+      c.localSet(vx);
+      if (mode === 0) addrO().localGet(vx).v128Store(offset);
+      // y = e - comp; t = acc + y; comp = (t - acc) - y; acc = t (y kept in vx).
+      c.localGet(vx).localGet(comp).f32x4Sub().localSet(vx);
+      c.localGet(acc).localGet(vx).f32x4Add().localSet(vt);
+      c.localGet(vt).localGet(acc).f32x4Sub().localGet(vx).f32x4Sub().localSet(comp);
+      c.localGet(vt).localSet(acc);
     },
-    () => expStep(vs, vc, 0),
     () => {
       loadX().f32Load().localGet(mx).f32Sub().f32x4Splat().localSet(vx);
       emitExp(c, vx, tmp);
       c.f32x4ExtractLane(0).localSet(s);
       c.localGet(sum).localGet(s).f64PromoteF32().f64Add().localSet(sum);
-      c.localGet(mode).i32Eqz().if();
-      addrO().localGet(s).f32Store();
-      c.end();
+      if (mode === 0) addrO().localGet(s).f32Store();
     },
   );
-  for (const [acc, comp] of [
-    [vs, vc],
-    [vs2, vc2],
-  ])
+  for (let i = 0; i < CHAINS; i++)
     for (let lane = 0; lane < 4; lane++) {
-      c.localGet(sum).localGet(acc).f32x4ExtractLane(lane).f64PromoteF32().f64Add();
-      c.localGet(comp).f32x4ExtractLane(lane).f64PromoteF32().f64Sub().localSet(sum);
+      c.localGet(sum).localGet(ss[i]).f32x4ExtractLane(lane).f64PromoteF32().f64Add();
+      c.localGet(cs[i]).f32x4ExtractLane(lane).f64PromoteF32().f64Sub().localSet(sum);
     }
 
   // Pass 3.
-  c.localGet(mode).i32Eqz().if();
-  // softmax: e · (1 / sum)
-  c.f64Const(1).localGet(sum).f64Div().f32DemoteF64().localTee(s).f32x4Splat().localSet(vs);
-  rowLoop(
-    c,
-    p,
-    nb,
-    () => {
-      addrO();
-      addrO().v128Load().localGet(vs).f32x4Mul().v128Store();
-    },
-    () => {
-      addrO();
-      addrO().f32Load().localGet(s).f32Mul().f32Store();
-    },
-  );
-  c.else();
-  // log(sum), via the imported Math.log (in f64).
-  c.localGet(sum).call(logFn).localSet(lsum);
-  c.localGet(lsum).f32DemoteF64().localSet(s);
-  c.localGet(mode).i32Const(1).i32Ne().if();
-  // log-sum-exp only: one f32 per row.
-  c.localGet(op).localGet(r).i32Const(2).i32Shl().i32Add();
-  c.localGet(mx).f64PromoteF32().localGet(lsum).f64Add().f32DemoteF64().f32Store();
-  c.else();
-  // log-softmax: (x - max) - log(sum)
-  c.localGet(s).f32x4Splat().localSet(vs);
-  rowLoop(
-    c,
-    p,
-    nb,
-    () => {
-      addrO();
-      loadX().v128Load().localGet(vm).f32x4Sub().localGet(vs).f32x4Sub().v128Store();
-    },
-    () => {
-      addrO();
-      loadX().f32Load().localGet(mx).f32Sub().localGet(s).f32Sub().f32Store();
-    },
-  );
-  c.end();
-  c.end();
+  if (mode === 0) {
+    // softmax: e · (1 / sum)
+    c.f64Const(1).localGet(sum).f64Div().f32DemoteF64().localTee(s).f32x4Splat().localSet(vt);
+    rowLoop(
+      c,
+      p,
+      nb,
+      () => {
+        addrO();
+        addrO().v128Load().localGet(vt).f32x4Mul().v128Store();
+      },
+      () => {
+        addrO();
+        addrO().f32Load().localGet(s).f32Mul().f32Store();
+      },
+    );
+  } else {
+    // log(sum), via the imported Math.log (in f64).
+    c.localGet(sum).call(logFn).localSet(lsum);
+    if (mode === 2) {
+      // log-sum-exp only: one f32 per row.
+      c.localGet(op).localGet(r).i32Const(2).i32Shl().i32Add();
+      c.localGet(mx).f64PromoteF32().localGet(lsum).f64Add().f32DemoteF64().f32Store();
+    } else {
+      // log-softmax: (x - max) - log(sum)
+      c.localGet(lsum).f32DemoteF64().localTee(s).f32x4Splat().localSet(vt);
+      rowLoop(
+        c,
+        p,
+        nb,
+        () => {
+          addrO();
+          loadX().v128Load().localGet(vm).f32x4Sub().localGet(vt).f32x4Sub().v128Store();
+        },
+        () => {
+          addrO();
+          loadX().f32Load().localGet(mx).f32Sub().localGet(s).f32Sub().f32Store();
+        },
+      );
+    }
+  }
 
   // Next row: x advances by a row; the output by a row (modes 0, 1) or not at all (mode 2 indexes by r).
   c.localGet(xp).localGet(nb).i32Add().localSet(xp);
-  c.localGet(mode).i32Const(2).i32Ne().if();
-  c.localGet(op).localGet(nb).i32Add().localSet(op);
-  c.end();
+  if (mode !== 2) c.localGet(op).localGet(nb).i32Add().localSet(op);
   c.localGet(r).i32Const(1).i32Add().localSet(r).br(0);
   c.end().end();
 }
 
-/** Loops over `rows` rows of `nb` bytes, advancing the given pointer locals by a row after each `body`. */
 function forRows(c: Code, rows: number, nb: number, ptrs: number[], body: () => void): void {
   const r = c.local(I32);
   c.i32Const(0).localSet(r);
@@ -284,7 +278,8 @@ function emitLogprobsBackward(c: Code): void {
 
 /** Adds `softmax`, `softmax_bwd` and `logprobs_bwd` to the module. */
 export function addSoftmax(m: ModuleBuilder, logFn: number): void {
-  m.func([I32, I32, I32, I32, I32], [], (c) => emitSoftmax(c, logFn), 'softmax');
+  for (const mode of [0, 1, 2])
+    m.func([I32, I32, I32, I32], [], (c) => emitSoftmax(c, logFn, mode), softmaxName(mode));
   m.func([I32, I32, I32, I32, I32, I32], [], emitSoftmaxBackward, 'softmax_bwd');
   m.func([I32, I32, I32, I32, I32, I32], [], emitLogprobsBackward, 'logprobs_bwd');
 }
