@@ -2,15 +2,23 @@
  * koffi, loaded on demand: CPU-only users never load a native module. koffi is an optionalDependency of
  * @agent-r1/tensor; when it is missing the error says so.
  */
-import type * as Koffi from 'koffi';
-
-export type KoffiModule = typeof Koffi;
+/**
+ * The part of koffi's API this backend uses, declared here so that the package's published types do not
+ * reference koffi's (an optional dependency a user may not have installed).
+ */
+export interface KoffiModule {
+  load(path: string): { func(prototype: string): (...args: unknown[]) => unknown };
+  alloc(type: string, count: number): unknown;
+  view(pointer: unknown, length: number): ArrayBuffer;
+}
 
 let cached: Promise<KoffiModule> | null = null;
 
 export function loadKoffi(): Promise<KoffiModule> {
-  cached ??= import('koffi').then(
-    (m) => ((m as unknown as { default?: KoffiModule }).default ?? m) as KoffiModule,
+  // A variable specifier keeps TypeScript from resolving (and the published types from naming) the module.
+  const name = 'koffi';
+  cached ??= import(name).then(
+    (m: { default?: KoffiModule } & KoffiModule) => m.default ?? m,
     (e: Error) => {
       cached = null;
       throw new Error(
