@@ -1,0 +1,188 @@
+/** Softmax family and logprobs, layer/RMS norm, attention, AdamW: forward and backward. */
+import fc from 'fast-check';
+import { test } from 'vitest';
+import {
+  adamwUpdate,
+  crossEntropy,
+  layerNorm,
+  logSoftmax,
+  logprobs,
+  rmsNorm,
+  scaledDotProductAttention,
+  softmax,
+  sum,
+  tensor,
+} from '../../../src/index.js';
+import { checkSame, f32Values, ints, leaf, property } from '../compare.js';
+import { dimArb, grads, weighted } from '../helpers.js';
+import type { Family, SuiteOptions } from '../options.js';
+
+export function familiesFused(
+  device: string,
+  options: SuiteOptions,
+  family: (name: Family, body: () => void) => void,
+): void {
+  const { runs, tolerances: tol } = options;
+  family('fused', () => {
+    test('softmax, log_softmax, logprobs and cross-entropy: forward and backward', async () => {
+      const arb = fc
+        .record({ rows: dimArb(9), V: fc.oneof(dimArb(70), fc.integer({ min: 1000, max: 2100 })) })
+        .chain((p) =>
+          fc.record({
+            p: fc.constant(p),
+            x: f32Values(p.rows * p.V, -6, 6),
+            w: f32Values(p.rows * p.V),
+            t: fc.array(fc.integer({ min: 0, max: p.V - 1 }), { minLength: p.rows, maxLength: p.rows }),
+          }),
+        );
+      await property(
+        device,
+        arb,
+        async ({ p, x, w, t }) => {
+          await checkSame(
+            device,
+            (dev) => {
+              const a = leaf(dev, [p.rows, p.V], x, true);
+              const targets = ints(dev, [p.rows], t);
+              const sm = softmax(a, -1);
+              const lsm = logSoftmax(a, -1);
+              const lp = logprobs(a, targets);
+              const ce = crossEntropy(a, targets);
+              weighted(sm, w, dev)
+                .add(weighted(lsm, w, dev).mul(0.5))
+                .add(sum(lp.mul(lp)))
+                .add(ce)
+                .backward();
+              return [sm, lsm, lp, ce, ...grads(a)];
+            },
+            tol.softmax,
+            `softmax family [${p.rows}, ${p.V}]`,
+          );
+        },
+        runs,
+      );
+    });
+
+    test('layer_norm and rms_norm with and without affine parameters: forward and backward', async () => {
+      const arb = fc
+        .record({
+          rows: dimArb(8),
+          D: fc.oneof(dimArb(70), fc.constant(1500)),
+          affine: fc.boolean(),
+          bias: fc.boolean(),
+        })
+        .chain((p) =>
+          fc.record({
+            p: fc.constant(p),
+            x: f32Values(p.rows * p.D),
+            wt: f32Values(p.D, 0.5, 1.5),
+            b: f32Values(p.D),
+            g: f32Values(p.rows * p.D),
+          }),
+        );
+      await property(
+        device,
+        arb,
+        async ({ p, x, wt, b, g }) => {
+          await checkSame(
+            device,
+            (dev) => {
+              const xs = leaf(dev, [p.rows, p.D], x, true);
+              const weight = p.affine ? leaf(dev, [p.D], wt, true) : null;
+              const bias = p.bias ? leaf(dev, [p.D], b, true) : null;
+              const ln = layerNorm(xs, weight, bias);
+              const rn = rmsNorm(xs, weight);
+              weighted(ln, g, dev)
+                .add(weighted(rn, g, dev).mul(0.7))
+                .backward();
+              return [ln, rn, ...grads(xs, ...(weight ? [weight] : []), ...(bias ? [bias] : []))];
+            },
+            tol.norm,
+            `norms ${JSON.stringify(p)}`,
+          );
+        },
+        runs,
+      );
+    });
+
+    test('attention (causal, masked, grouped-query, T ≠ S): forward and backward', async () => {
+      const arb = fc
+        .record({
+          B: fc.integer({ min: 1, max: 2 }),
+          Hkv: fc.integer({ min: 1, max: 2 }),
+          group: fc.integer({ min: 1, max: 2 }),
+          T: fc.oneof(fc.constant(1), fc.integer({ min: 1, max: 70 })),
+          extra: fc.integer({ min: 0, max: 5 }),
+          D: fc.constantFrom(1, 3, 8, 16, 33),
+          causal: fc.boolean(),
+          masked: fc.boolean(),
+        })
+        .chain((p) => {
+          const S = p.T + p.extra;
+          const H = p.Hkv * p.group;
+          return fc.record({
+            p: fc.constant({ ...p, S, H }),
+            q: f32Values(p.B * H * p.T * p.D, -1, 1),
+            k: f32Values(p.B * p.Hkv * S * p.D, -1, 1),
+            v: f32Values(p.B * p.Hkv * S * p.D, -1, 1),
+            g: f32Values(p.B * H * p.T * p.D),
+            mask: fc.array(fc.boolean(), { minLength: p.T * S, maxLength: p.T * S }),
+          });
+        });
+      await property(
+        device,
+        arb,
+        async ({ p, q, k, v, g, mask }) => {
+          await checkSame(
+            device,
+            (dev) => {
+              const tq = leaf(dev, [p.B, p.H, p.T, p.D], q, true);
+              const tk = leaf(dev, [p.B, p.Hkv, p.S, p.D], k, true);
+              const tv = leaf(dev, [p.B, p.Hkv, p.S, p.D], v, true);
+              const m = p.masked
+                ? tensor(Uint8Array.from(mask, Number), { device: dev, shape: [p.T, p.S], dtype: 'bool' })
+                : null;
+              const out = scaledDotProductAttention(tq, tk, tv, { causal: p.causal, mask: m });
+              weighted(out, g, dev).backward();
+              return [out, ...grads(tq, tk, tv)];
+            },
+            tol.attention,
+            `attention ${JSON.stringify(p)}`,
+          );
+        },
+        runs,
+      );
+    });
+
+    test('AdamW: three steps in place', async () => {
+      const arb = fc.integer({ min: 1, max: 300 }).chain((n) =>
+        fc.record({
+          n: fc.constant(n),
+          p: f32Values(n),
+          g: fc.array(f32Values(n), { minLength: 3, maxLength: 3 }),
+        }),
+      );
+      await property(
+        device,
+        arb,
+        async ({ n, p, g }) => {
+          await checkSame(
+            device,
+            (dev) => {
+              const param = leaf(dev, [n], p);
+              const m = leaf(dev, [n], new Array(n).fill(0));
+              const v = leaf(dev, [n], new Array(n).fill(0));
+              g.forEach((gs, step) => {
+                adamwUpdate(param, leaf(dev, [n], gs), m, v, { lr: 0.01, weightDecay: 0.1, step: step + 1 });
+              });
+              return [param, m, v];
+            },
+            tol.optim,
+            `adamw [${n}]`,
+          );
+        },
+        runs,
+      );
+    });
+  });
+}
