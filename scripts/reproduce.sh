@@ -34,9 +34,9 @@ else
   stage warm-start train.steps=0
 fi
 for algo in grpo ppo reinforce++ rloo; do
-  stage "${algo}" "init=${WARM}" sft.steps=0 "algorithm.name=${algo}"
+  stage "${algo}" "init=${WARM}" sft.steps=0 eval.table=false "algorithm.name=${algo}"
 done
-stage grpo-no-mask "init=${WARM}" sft.steps=0 algorithm.name=grpo algorithm.useActionMask=false
+stage grpo-no-mask "init=${WARM}" sft.steps=0 eval.table=false algorithm.name=grpo algorithm.useActionMask=false
 
 echo "=== results table"
 "${CLI[@]}" eval --preset multihop "${EXTRA[@]}" --out "${OUT}" \

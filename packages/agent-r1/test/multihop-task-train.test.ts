@@ -75,6 +75,26 @@ describe('multihop-qa pipeline through the CLI', () => {
     expect(readFileSync(join(run, 'results.md'), 'utf8')).toContain('| GRPO |');
   }, 120_000);
 
+  it('train from init with PPO: the value head starts fresh; a checkpoint of another shape is refused', async () => {
+    const run = join(dir, 'ppo-init');
+    const init = `init=${join(dir, 'run', 'checkpoints', 'warm-start')}`;
+    const args = ['train', '--preset', 'multihop', ...TINY, 'sft.steps=0', 'train.steps=1', init];
+    const r = await cli([
+      ...args,
+      'algorithm.name=ppo',
+      'eval.table=false',
+      `log.dir=${run}`,
+      `checkpoint.dir=${run}/c`,
+    ]);
+    expect(r.err).toBe('');
+    expect(r.out).not.toContain('test split');
+    const bad = await cli([...args, 'model.dModel=24', `log.dir=${run}-bad`, `checkpoint.dir=${run}-bad/c`]);
+    expect(bad.code).toBe(1);
+    expect(bad.err).toMatch(
+      /init .*warm-start: the checkpoint does not fit this model's config: .*expected \[/,
+    );
+  }, 120_000);
+
   it('train from init: starts from a checkpoint folder, no warm start', async () => {
     const run = join(dir, 'from-init');
     const r = await cli([

@@ -58,7 +58,7 @@ export const handlers: CommandHandlers = {
     line(`metrics: ${join(config.log.dir, 'metrics.jsonl')}, curves: ${join(config.log.dir, 'curves.svg')}`);
     // An RL run ends with the results table where the task has a held-out split: baselines, the policy the
     // RL stage started from (the warm start's, or `init`) and the trained one.
-    if (task.test && config.train.steps > 0) {
+    if (task.test && config.eval.table && config.train.steps > 0) {
       const start = existsSync(join(config.checkpoint.dir, 'warm-start', 'model.safetensors'))
         ? join(config.checkpoint.dir, 'warm-start')
         : config.init;

@@ -118,6 +118,7 @@ const SCHEMA: Field = obj<TrainConfig>({
   eval: obj<EvalConfig>({
     every: int(0),
     examples: int(0),
+    table: bool,
     testExamples: int(0),
     questions: { kind: 'string' },
     corpus: { kind: 'string' },

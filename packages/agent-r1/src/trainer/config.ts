@@ -116,7 +116,9 @@ export interface EvalConfig {
   every: number;
   /** Validation examples of the periodic evaluation. */
   examples: number;
-  /** Test examples of the final results table (0: the whole test split). */
+  /** Whether an RL run ends with the results table on the test split (where the task has one). */
+  table: boolean;
+  /** Test examples of the results table (0: the whole test split). */
   testExamples: number;
   /** A JSONL file of test questions (`{"question", "golden_answers"}`) replacing the task's test split. */
   questions: string;
@@ -225,7 +227,7 @@ export const DEFAULT_CONFIG: TrainConfig = {
     schedule: 'constant',
   },
   sft: { steps: 0, demonstrations: 64, batchSize: 16, lr: 3e-3, warmupSteps: 0, contextWeight: 0 },
-  eval: { every: 25, examples: 64, testExamples: 0, questions: '', corpus: '' },
+  eval: { every: 25, examples: 64, table: true, testExamples: 0, questions: '', corpus: '' },
   checkpoint: { dir: 'runs/agent-r1/checkpoints', every: 50, resume: false },
   log: { dir: 'runs/agent-r1', progress: 'auto' },
 };

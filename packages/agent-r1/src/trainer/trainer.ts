@@ -19,6 +19,7 @@ import type { AgentTask } from '../tasks/task.js';
 import type { TrainConfig } from './config.js';
 import { type Evaluation, evaluate } from './evaluate.js';
 import { openMetricsLog, readMetrics } from './metrics-log.js';
+import { initPolicy } from './init.js';
 import { buildCritic, buildPolicy, freezeCopy } from './models.js';
 import { randomPermutation } from './permutation.js';
 import { plotMetrics } from './plot.js';
@@ -83,7 +84,7 @@ export async function trainAgent<E>(
   }
   if (!state.warmStarted) {
     if (config.init !== '') {
-      await loadCheckpoint(config.init, { model: policy });
+      await initPolicy(policy, config.init);
       log(`initialised the policy from ${config.init}`);
     }
     await warmStart(config, task, policy, log);
