@@ -176,7 +176,7 @@ export function attention(queue: GpuQueue, args: AttentionArgs): void {
   const s = shapeOf(args);
   if (s.B * s.H * s.T === 0) return;
   const hasMask = !!args.mask;
-  // Keys per thread stay far below llvmpipe's 65535-iteration loop limit for any S under ~4M/D.
+  // Each thread walks S/64 keys in one pass: decode only while that stays within the per-pass loop budget.
   if (s.T === 1 && (s.S * s.DM) / ROWS < UNITS_PER_PASS) {
     const decode = queue.pipeline(`attention decode|${s.DM}|${hasMask}`, () => decodeSource(s, hasMask));
     queue.dispatch(

@@ -3,7 +3,8 @@
  * parameters). Main path: 64×64 output tiles per 256-thread workgroup, K in steps of 16 staged through
  * workgroup memory, each thread accumulating a 4×4 register block; when an operand's rows are contiguous
  * and 4-aligned it is read as vec4. M = 1 (decoding) takes a matrix-vector kernel instead, which would
- * otherwise waste 63 of 64 tile rows.
+ * otherwise waste 63 of 64 tile rows. CPU rasterisers get a variant without workgroup memory (directSource).
+ * Long K runs as several passes that add into the output (see K_PER_PASS).
  */
 import type { View } from '../../backend.js';
 import type { GpuStorage } from '../buffers.js';

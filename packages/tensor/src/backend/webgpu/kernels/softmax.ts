@@ -2,7 +2,7 @@
  * Fused softmax / log-softmax, their backward, and logprobs (log_softmax gathered at the targets) with its
  * backward, on contiguous rows. Forward kernels read each row once for the max and the sum together (the
  * online-softmax pair) and once more to write; logprobs writes only one value and the log-sum-exp per row,
- * never the log-softmax itself.
+ * never the log-softmax itself. CPU rasterisers run a row per invocation instead (see softmaxSerial).
  */
 import type { View } from '../../backend.js';
 import type { GpuStorage } from '../buffers.js';
