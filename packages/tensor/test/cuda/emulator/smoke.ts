@@ -45,7 +45,8 @@ function weighted(out: Tensor, seed: number, device: string): Tensor {
 }
 
 export function emulatedSmoke(device: string): void {
-  describe(`${device}: every primitive on fixed cases`, () => {
+  // Each test compiles its kernels with g++ first (about half a second each): allow for a loaded machine.
+  describe(`${device}: every primitive on fixed cases`, { timeout: 300_000 }, () => {
     test('elementwise, casts, where, on strided and broadcast views', async () => {
       await checkSame(
         device,
