@@ -25,14 +25,16 @@ async function loadPolicy(ctx: CommandContext) {
   return { task, policy };
 }
 
-/** `name=dir` → { method: name, dir }; a bare dir is named after the folder. */
-function parsePolicyOption(spec: string): { method: string; dir: string } {
+type TablePolicyDir = { method: string; dir: string };
+
+/** `name=dir` → { method: name, dir }; a bare dir is its own row's name. */
+function parsePolicyOption(spec: string): TablePolicyDir {
   const eq = spec.indexOf('=');
   if (eq === 0 || eq === spec.length - 1) throw new Error(`--policy "${spec}": expected name=dir`);
   return eq < 0 ? { method: spec, dir: spec } : { method: spec.slice(0, eq), dir: spec.slice(eq + 1) };
 }
 
-/** Prints the table and writes results.md / results.json (and curves.svg when runs have metrics) to `out`. */
+/** Prints the table; writes results.md, results.json and (when the runs have metrics) results-curves.svg. */
 function publish(ctx: CommandContext, rows: ResultRow[], out: string, title: string, runs: TablePolicyDir[]) {
   ctx.stdout.write(`\n${title}\n\n${formatResultsMatrix(rows)}\n\n`);
   const { md, json } = writeResults(out, rows, title);
@@ -40,8 +42,6 @@ function publish(ctx: CommandContext, rows: ResultRow[], out: string, title: str
   const plotted = plotRunCurves(curves, runs);
   ctx.stdout.write(`results: ${md}, ${json}${plotted ? `, ${curves}` : ''}\n`);
 }
-
-type TablePolicyDir = { method: string; dir: string };
 
 export const handlers: CommandHandlers = {
   async train(ctx) {

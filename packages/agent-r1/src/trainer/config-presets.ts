@@ -78,7 +78,7 @@ export const presets: Record<string, PartialTrainConfig> = {
     model: { dModel: 32, layers: 1, heads: 2, kvHeads: 1, maxLength: 384 },
     rollout: MULTIHOP_ROLLOUT,
     algorithm: { name: 'grpo', klCoef: 0 },
-    sft: { steps: 120, demonstrations: 96, batchSize: 8, lr: 0.01, warmupSteps: 5, contextWeight: 0.5 },
+    sft: { steps: 200, demonstrations: 96, batchSize: 8, lr: 0.01, warmupSteps: 5, contextWeight: 0.5 },
     train: { steps: 3, promptsPerStep: 2, miniBatchSize: 8, microBatchSize: 8, lr: 0.0003, warmupSteps: 0 },
     eval: { every: 3, examples: 16, testExamples: 24 },
     checkpoint: { dir: 'runs/smoke/checkpoints', every: 0 },
