@@ -91,7 +91,7 @@ describe('multihop-qa pipeline through the CLI', () => {
     const bad = await cli([...args, 'model.dModel=24', `log.dir=${run}-bad`, `checkpoint.dir=${run}-bad/c`]);
     expect(bad.code).toBe(1);
     expect(bad.err).toMatch(
-      /init .*warm-start: the checkpoint does not fit this model's config: .*expected \[/,
+      /policy .*warm-start: the checkpoint does not fit this model's config: .*expected \[/,
     );
   }, 120_000);
 

@@ -16,7 +16,7 @@ import { dispose } from '@agent-r1/tensor';
 export async function initPolicy(policy: TransformerLM, dir: string): Promise<void> {
   const file = join(dir, MODEL_FILE);
   const { tensors } = await loadSafetensors(file).catch((e: Error) => {
-    throw new Error(`init ${dir}: cannot read ${MODEL_FILE}: ${e.message}`);
+    throw new Error(`policy ${dir}: cannot read ${MODEL_FILE}: ${e.message}`);
   });
   try {
     const { missing, unexpected, mismatched } = compareStateDict(policy, tensors);
@@ -26,7 +26,9 @@ export async function initPolicy(policy: TransformerLM, dir: string): Promise<vo
       ...mismatched.map((m) => `${m.name}: expected ${m.expected}, got ${m.got}`),
     ];
     if (problems.length > 0)
-      throw new Error(`init ${dir}: the checkpoint does not fit this model's config: ${problems.join('; ')}`);
+      throw new Error(
+        `policy ${dir}: the checkpoint does not fit this model's config: ${problems.join('; ')}`,
+      );
     loadStateDict(policy, tensors, { strict: false, source: file });
   } finally {
     dispose(Object.values(tensors));

@@ -5,9 +5,10 @@
  */
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { type TransformerLM, loadCheckpoint } from '@agent-r1/nn';
+import type { TransformerLM } from '@agent-r1/nn';
 import type { AgentTask } from '../tasks/task.js';
 import type { TrainConfig } from './config.js';
+import { initPolicy } from './init.js';
 import { readMetrics } from './metrics-log.js';
 import { buildPolicy } from './models.js';
 import { type PlotSeries, writeSvgPlot } from './plot.js';
@@ -50,7 +51,8 @@ export async function loadPolicyFrom<E>(
     throw new Error(`policy ${dir}: no model.safetensors there (is it a checkpoint folder?)`);
   const policy = buildPolicy(config, task.vocabSize);
   try {
-    await loadCheckpoint(dir, { model: policy });
+    // A PPO policy's value head is not needed to act: it may be there or not.
+    await initPolicy(policy, dir);
   } catch (e) {
     policy.dispose();
     throw e;
