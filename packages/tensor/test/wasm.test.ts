@@ -33,6 +33,7 @@ import {
   wasmSimdSupported,
 } from '../src/backend/wasm/index.js';
 import { assertGradcheck } from '../src/testing/index.js';
+import { f32, leaf, values, withWasm } from './wasm-helpers.js';
 
 const RUNS = { numRuns: 60 };
 const kernels = getBackend('cpu').kernels;
@@ -41,43 +42,6 @@ const original: Pick<Kernels, 'matmul' | 'softmax' | 'logprobs'> = {
   softmax: kernels.softmax,
   logprobs: kernels.logprobs,
 };
-
-/** Runs `fn` with the wasm kernels registered (or not), restoring the previous state. */
-function withWasm<T>(on: boolean, fn: () => T): T {
-  const was = wasmKernelsEnabled();
-  if (on) enableWasmKernels();
-  else disableWasmKernels();
-  try {
-    return fn();
-  } finally {
-    if (was) enableWasmKernels();
-    else disableWasmKernels();
-  }
-}
-
-/** Deterministic values in [-scale, scale) from a seed (mulberry32). */
-function values(n: number, seed: number, scale = 1): Float32Array {
-  let s = seed >>> 0;
-  const out = new Float32Array(n);
-  for (let i = 0; i < n; i++) {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = Math.imul(s ^ (s >>> 15), s | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    out[i] = ((((t ^ (t >>> 14)) >>> 0) / 4294967296) * 2 - 1) * scale;
-  }
-  return out;
-}
-
-function f32(shape: number[], seed: number, scale = 1): Tensor {
-  return tensor(
-    values(
-      shape.reduce((a, b) => a * b, 1),
-      seed,
-      scale,
-    ),
-    { shape },
-  );
-}
 
 function expectWithin(actual: Tensor, expected: Tensor, bound: (i: number, e: number) => number): void {
   expect(actual.shape).toEqual(expected.shape);
@@ -89,13 +53,6 @@ function expectWithin(actual: Tensor, expected: Tensor, bound: (i: number, e: nu
     if (!(err <= bound(i, e[i])) && a[i] !== e[i] && !(Number.isNaN(a[i]) && Number.isNaN(e[i])))
       throw new Error(`element ${i}: got ${a[i]}, expected ${e[i]} (shape [${expected.shape}])`);
   }
-}
-
-/** A fresh leaf sharing t's data, requiring grad. */
-function leaf(t: Tensor): Tensor {
-  const l = t.detach();
-  l.requiresGrad = true;
-  return l;
 }
 
 function expectLeakFree(body: () => void): void {
