@@ -159,7 +159,7 @@ export {
   resultsTable,
   tableExamples,
 } from './trainer/report.js';
-export { lengthBucketedBatches, warmStart } from './trainer/warm-start.js';
+export { lengthBucketedBatches, warmStart, warmStartDir } from './trainer/warm-start.js';
 export { type TrainResult, trainAgent } from './trainer/trainer.js';
 export { type Evaluation, evaluate } from './trainer/evaluate.js';
 export { type SftOptions, type SftStepResult, sftStep } from './trainer/sft.js';

@@ -2,6 +2,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline/promises';
+import { MODEL_FILE } from '@agent-r1/nn';
 import type { CommandContext, CommandHandlers } from '../cli/handlers.js';
 import { createTask } from '../tasks/index.js';
 import { serveMultihopSearch } from '../tasks/multihop-qa/serve.js';
@@ -17,6 +18,7 @@ import {
 } from './report.js';
 import { type ResultRow, formatResultsMatrix, writeResults } from './results.js';
 import { trainAgent } from './trainer.js';
+import { warmStartDir } from './warm-start.js';
 
 async function loadPolicy(ctx: CommandContext) {
   await prepareBackend(ctx.config);
@@ -59,9 +61,7 @@ export const handlers: CommandHandlers = {
     // An RL run ends with the results table where the task has a held-out split: baselines, the policy the
     // RL stage started from (the warm start's, or `init`) and the trained one.
     if (task.test && config.eval.table && config.train.steps > 0) {
-      const start = existsSync(join(config.checkpoint.dir, 'warm-start', 'model.safetensors'))
-        ? join(config.checkpoint.dir, 'warm-start')
-        : config.init;
+      const start = existsSync(join(warmStartDir(config), MODEL_FILE)) ? warmStartDir(config) : config.init;
       const policies: TablePolicy[] = [
         ...(start !== '' ? [{ method: 'supervised (warm start)', dir: start }] : []),
         { method: methodName(config), policy: result.policy },

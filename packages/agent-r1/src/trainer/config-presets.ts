@@ -67,7 +67,6 @@ export const presets: Record<string, PartialTrainConfig> = {
     checkpoint: { dir: 'runs/multihop/checkpoints', every: 10 },
     log: { dir: 'runs/multihop' },
   },
-  /** A run of seconds: checks that everything is wired, not that anything is learned. */
   /**
    * The pipeline of `multihop` in miniature, for CI (`agent-r1 train --preset smoke`): every stage runs
    * (tokenizer, warm start, GRPO, the results table) in a couple of minutes; it shows the pipeline works

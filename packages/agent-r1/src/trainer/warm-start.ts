@@ -41,6 +41,11 @@ export function lengthBucketedBatches(
 
 export const WARM_START_METRICS = 'warm-start.jsonl';
 
+/** The warm start's checkpoint folder: the policy the RL stage starts from. */
+export function warmStartDir(config: Pick<TrainConfig, 'checkpoint'>): string {
+  return join(config.checkpoint.dir, 'warm-start');
+}
+
 interface WarmStartState {
   step: number;
 }
@@ -56,21 +61,25 @@ export async function warmStart<E>(
   if (!task.scripted)
     throw new Error(`config: "sft.steps" is ${sft.steps} but task "${task.name}" has no scripted policy`);
   const started = performance.now();
+  const optimizer = new AdamW(policy.parameters(), { lr: sft.lr, weightDecay: config.train.weightDecay });
+  const dir = warmStartDir(config);
+  let state: WarmStartState = { step: 0 };
+  if (config.checkpoint.resume && existsSync(join(dir, 'state.json'))) {
+    state = await loadCheckpoint<WarmStartState>(dir, { model: policy, optimizer });
+    log(`warm start: resumed from ${dir} at step ${state.step}`);
+    if (state.step >= sft.steps) {
+      optimizer.dispose();
+      return;
+    }
+  }
   const demos: Trajectory[] = [];
   for (const [i, ex] of task.train.slice(0, sft.demonstrations).entries()) {
     demos.push(await demonstrate(task.makeEnv(), ex, task.scripted(ex, i), task.codec, limits));
   }
   const lengths = demos.map((d) => d.tokens.length);
-  const optimizer = new AdamW(policy.parameters(), { lr: sft.lr, weightDecay: config.train.weightDecay });
   // Its own stream (seed + 2), so that the warm start's batches do not shift the RL stage's draws. It is
   // not checkpointed: a resumed stage replays the (cheap) batch draws of the steps it skips instead.
   const generator = new Generator(config.seed + 2);
-  const dir = join(config.checkpoint.dir, 'warm-start');
-  let state: WarmStartState = { step: 0 };
-  if (config.checkpoint.resume && existsSync(join(dir, 'state.json'))) {
-    state = await loadCheckpoint<WarmStartState>(dir, { model: policy, optimizer });
-    log(`warm start: resumed from ${dir} at step ${state.step}`);
-  }
   const save = () => saveCheckpoint(dir, { model: policy, optimizer, state });
   const metrics = openMetricsLog(config.log.dir, { fileName: WARM_START_METRICS, fromStep: state.step + 1 });
   const progress = createProgress({ label: 'warm start', mode: config.log.progress });

@@ -10,7 +10,7 @@ import type { EnvFactory } from '../../mdp/env.js';
 import { type ResultRow, type ScoredExample, aggregateRows } from '../../trainer/results.js';
 import { runTextEpisode } from '../../mdp/text-episode.js';
 import type { Doc, QaExample } from './data/types.js';
-import { readAnswer, scriptedSearcher } from './scripted.js';
+import { comparisonOptions, readAnswer, scriptedSearcher } from './scripted.js';
 import { formatSearchHits, type Searcher } from './search/index.js';
 import { multihopPrompt, scoreAnswer } from './task.js';
 
@@ -42,10 +42,7 @@ export function noRetrievalBaseline(
   };
   return aggregateRows(
     'no retrieval',
-    questions.map((q) => {
-      const pair = /,\s*(.+?) or (.+?)\?\s*$/.exec(q.question);
-      return scoredExample(q, pair ? pair[1].trim() : commonest(q.kind));
-    }),
+    questions.map((q) => scoredExample(q, comparisonOptions(q.question)?.[0] ?? commonest(q.kind))),
   );
 }
 

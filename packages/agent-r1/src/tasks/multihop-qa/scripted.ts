@@ -22,6 +22,12 @@ function parseArea(s: string): number {
   return Number(s.replace(/,/g, ''));
 }
 
+/** The two options of a comparison question ("…, X or Y?"), or undefined for other questions. */
+export function comparisonOptions(question: string): [string, string] | undefined {
+  const m = /,\s*(.+?) or (.+?)\?\s*$/.exec(question);
+  return m ? [m[1].trim(), m[2].trim()] : undefined;
+}
+
 /**
  * An extractive reader: picks an answer span from retrieved text by the question's answer type.
  * - "X or Y?" comparisons: the larger area / the landlocked one, from the `Its area is N` /
@@ -32,9 +38,9 @@ function parseArea(s: string): number {
  *   not named in the question, else the empty string.
  */
 export function readAnswer(question: string, text: string): string {
-  const pair = /,\s*(.+?) or (.+?)\?\s*$/.exec(question);
+  const pair = comparisonOptions(question);
   if (pair) {
-    const [x, y] = [pair[1].trim(), pair[2].trim()];
+    const [x, y] = pair;
     if (/area/i.test(question)) {
       const area = (c: string) => {
         const esc = c.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
