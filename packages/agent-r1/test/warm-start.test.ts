@@ -6,8 +6,14 @@ import { Generator } from '@agent-r1/tensor';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createTask } from '../src/tasks/index.js';
+import type { QaExample } from '../src/tasks/multihop-qa/data/types.js';
 import { type TrainConfig, resolveConfig } from '../src/trainer/config.js';
-import { demonstrate } from '../src/trainer/demonstrations.js';
+import {
+  demonstrate,
+  encodeDemonstration,
+  recordDemonstration,
+  rewriteDemonstration,
+} from '../src/trainer/demonstrations.js';
 import { buildPolicy } from '../src/trainer/models.js';
 import { sftStep } from '../src/trainer/sft.js';
 import { WARM_START_METRICS, lengthBucketedBatches, warmStart } from '../src/trainer/warm-start.js';
@@ -137,4 +143,72 @@ describe('warmStart', () => {
     expect(losses(straight).map((r) => r.step)).toEqual([1, 2, 3, 4, 5, 6]);
     for (const p of [p1, p2, p3]) p.dispose();
   }, 120_000);
+});
+
+/** The multihop task with a tiny model, for warm starts with entity renaming. */
+function multihopConfig(name: string, steps: number, resume: boolean, extra: string[] = []): TrainConfig {
+  return resolveConfig({
+    preset: 'multihop',
+    overrides: [
+      'model.dModel=16',
+      'model.layers=1',
+      'model.heads=2',
+      'model.kvHeads=1',
+      `sft.steps=${steps}`,
+      'sft.demonstrations=6',
+      'sft.batchSize=3',
+      'train.microBatchSize=3',
+      `checkpoint.dir=${join(root, name, 'ckpt')}`,
+      'checkpoint.every=1',
+      `checkpoint.resume=${resume}`,
+      `log.dir=${join(root, name)}`,
+      'log.progress=none',
+      ...extra,
+    ],
+  });
+}
+
+describe('demonstrations with rewritten text', () => {
+  it('lay out as demonstrate does without a rewrite, and are refused when a rewrite overflows a limit', async () => {
+    const c = multihopConfig('rewrite', 1, false);
+    const task = await createTask(c);
+    // A one-document observation, well inside the observation limit.
+    const i = task.train.findIndex((e) => (e as QaExample).kind === 'place_country');
+    const ex = task.train[i];
+    const demo = await recordDemonstration(task.makeEnv(), ex, task.scripted!(ex, i), task.codec, c.rollout);
+    const plain = await demonstrate(task.makeEnv(), ex, task.scripted!(ex, i), task.codec, c.rollout);
+    expect(encodeDemonstration(demo, task.codec, c.rollout)).toEqual(plain);
+    expect(rewriteDemonstration(demo, task.codec, c.rollout, (t) => t)).toEqual(plain);
+    const renamed = rewriteDemonstration(demo, task.codec, c.rollout, (t) => t.replaceAll('the', 'THE'));
+    const actions = (t: typeof plain) =>
+      t.turns.map((turn) => task.codec.decode(t.tokens.slice(turn.actionStart, turn.actionEnd)));
+    expect(actions(renamed!)).toEqual(actions(plain).map((a) => a.replaceAll('the', 'THE')));
+    expect(task.codec.decode(renamed!.tokens)).toBe(task.codec.decode(plain.tokens).replaceAll('the', 'THE'));
+    const long = ` ${'padding '.repeat(c.rollout.maxObservationTokens)}`;
+    expect(
+      rewriteDemonstration(demo, task.codec, c.rollout, (t) => (t.includes('</result>') ? t + long : t)),
+    ).toBeUndefined();
+  }, 120_000);
+
+  it('a warm start with entity renaming trains on other text, and resumes exactly across passes', async () => {
+    const rename = ['sft.renameEntities=1'];
+    const task = await createTask(multihopConfig('mh-task', 1, false));
+    const plain = multihopConfig('mh-plain', 4, false);
+    const straight = multihopConfig('mh-straight', 4, false, rename);
+    const partial = multihopConfig('mh-resumed', 3, false, rename);
+    const resumed = multihopConfig('mh-resumed', 4, true, rename);
+    const p0 = buildPolicy(plain, task.vocabSize);
+    await warmStart(plain, task, p0, () => {});
+    const p1 = buildPolicy(straight, task.vocabSize);
+    await warmStart(straight, task, p1, () => {});
+    const p2 = buildPolicy(partial, task.vocabSize);
+    await warmStart(partial, task, p2, () => {});
+    const p3 = buildPolicy(resumed, task.vocabSize);
+    await warmStart(resumed, task, p3, () => {});
+    // 6 demonstrations in batches of 3: step 3 is the first of the second pass, drawn with new names.
+    expect(losses(straight)[0].sftLoss).not.toBe(losses(plain)[0].sftLoss);
+    expect(weights(p3)).toEqual(weights(p1));
+    expect(losses(resumed)).toEqual(losses(straight));
+    for (const p of [p0, p1, p2, p3]) p.dispose();
+  }, 240_000);
 });

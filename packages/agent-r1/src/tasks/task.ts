@@ -3,6 +3,7 @@
  * and tokens that end an action, and (for the supervised warm start) scripted demonstrations. A new task
  * implements this and registers a factory by name; the trainer does not change.
  */
+import type { Generator } from '@agent-r1/tensor';
 import type { AgentEnv } from '../mdp/env.js';
 import type { TextPolicy } from '../mdp/text-episode.js';
 import type { TextCodec } from '../rollout/config.js';
@@ -26,6 +27,11 @@ export interface AgentTask<Example = unknown> {
   stopStrings: readonly string[];
   /** A scripted policy for one example, for demonstrations (the supervised warm start). */
   scripted?(example: Example, index: number): TextPolicy;
+  /**
+   * For the warm start's `sft.renameEntities`: a rewrite of one demonstration's texts (all of them are
+   * given) that renames its entities consistently, drawing the new names from `generator`.
+   */
+  renameEntities?(example: Example, texts: readonly string[], generator: Generator): (text: string) => string;
   /** Info keys scored on the answer (e.g. 'em', 'f1'): 0 for a trajectory that never answered. */
   answerMetrics?: readonly string[];
   /** An example made from a user's question, for `agent-r1 chat`. */

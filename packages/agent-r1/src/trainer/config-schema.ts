@@ -114,6 +114,7 @@ const SCHEMA: Field = obj<TrainConfig>({
     lr: num({ min: 0, above: true }),
     warmupSteps: int(0),
     contextWeight: num({ min: 0 }),
+    renameEntities: num({ min: 0, max: 1 }),
   }),
   eval: obj<EvalConfig>({
     every: int(0),

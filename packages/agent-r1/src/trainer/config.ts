@@ -109,6 +109,12 @@ export interface SftConfig {
    * Language-model training on the demonstrations, for a policy that starts from random weights.
    */
   contextWeight: number;
+  /**
+   * Chance that a demonstration is trained on with its entities renamed (drawn afresh each pass over the
+   * demonstrations; tasks with `renameEntities` only): 0 never, 1 always. Teaches copying names from the
+   * context instead of recalling the training set's.
+   */
+  renameEntities: number;
 }
 
 export interface EvalConfig {
@@ -226,7 +232,15 @@ export const DEFAULT_CONFIG: TrainConfig = {
     warmupSteps: 10,
     schedule: 'constant',
   },
-  sft: { steps: 0, demonstrations: 64, batchSize: 16, lr: 3e-3, warmupSteps: 0, contextWeight: 0 },
+  sft: {
+    steps: 0,
+    demonstrations: 64,
+    batchSize: 16,
+    lr: 3e-3,
+    warmupSteps: 0,
+    contextWeight: 0,
+    renameEntities: 0,
+  },
   eval: { every: 25, examples: 64, table: true, testExamples: 0, questions: '', corpus: '' },
   checkpoint: { dir: 'runs/agent-r1/checkpoints', every: 50, resume: false },
   log: { dir: 'runs/agent-r1', progress: 'auto' },

@@ -2,12 +2,129 @@
  * Demonstration trajectories for the supervised warm start: a scripted (text) policy plays episodes in the
  * real environment, and its actions and the environment's observations are laid out as tokens exactly as
  * the rollout engine would lay out the policy's own (action tokens masked 1, observations 0).
+ *
+ * An episode is recorded as text first, so that the warm start can lay it out again with its text
+ * rewritten (e.g. its entities renamed, see `AgentTask.renameEntities`).
  */
 import type { AgentEnv } from '../mdp/env.js';
 import type { TextPolicy } from '../mdp/text-episode.js';
-import { type Trajectory, startTrajectory } from '../mdp/trajectory.js';
+import {
+  type FinishReason,
+  type RewardKind,
+  type ToolCallRecord,
+  type Trajectory,
+  startTrajectory,
+} from '../mdp/trajectory.js';
 import type { RolloutLimits, TextCodec } from '../rollout/config.js';
 
+export interface DemonstrationTurn {
+  /** The action as the environment received it (already cut to the per-turn token limit). */
+  action: string;
+  /** The observation as the policy saw it (already cut to the observation limit); '' after the last turn. */
+  observation: string;
+  rewards: { value: number; kind: RewardKind }[];
+}
+
+/** One scripted episode, as text. */
+export interface Demonstration {
+  prompt: string;
+  turns: DemonstrationTurn[];
+  toolCalls: ToolCallRecord[];
+  finishReason: FinishReason;
+  info: Record<string, unknown>;
+}
+
+export async function recordDemonstration<Example>(
+  env: AgentEnv<Example>,
+  example: Example,
+  policy: TextPolicy,
+  codec: TextCodec,
+  limits: RolloutLimits,
+): Promise<Demonstration> {
+  const prompt = codec.decode(codec.encode(await env.reset(example)));
+  const demo: Demonstration = { prompt, turns: [], toolCalls: [], finishReason: 'max_turns', info: {} };
+  let context = prompt;
+  for (let turn = 0; turn < limits.maxTurns; turn++) {
+    const action = codec.decode(codec.encode(await policy(context)).slice(0, limits.maxTokensPerTurn));
+    if (action === '')
+      throw new Error(`demonstrate: the scripted policy returned an empty action at turn ${turn}`);
+    const result = await env.step(action, codec.encode(action));
+    const observation =
+      result.done || result.observation === null
+        ? ''
+        : codec.decode(codec.encode(result.observation).slice(0, limits.maxObservationTokens));
+    demo.turns.push({ action, observation, rewards: result.rewards.map((r) => ({ ...r })) });
+    for (const call of result.toolCalls) demo.toolCalls.push({ ...call, turn });
+    Object.assign(demo.info, result.info);
+    context += action + observation;
+    if (result.done) {
+      demo.finishReason = 'done';
+      break;
+    }
+  }
+  return demo;
+}
+
+/**
+ * The demonstration as a trajectory, every text passed through `rewrite` first (the identity by default);
+ * each action's rewards are credited to its last token.
+ */
+export function encodeDemonstration(
+  demo: Demonstration,
+  codec: TextCodec,
+  limits: RolloutLimits,
+  rewrite: (text: string) => string = (text) => text,
+  group = 0,
+): Trajectory {
+  const traj = startTrajectory(group, codec.encode(rewrite(demo.prompt)), demo.finishReason);
+  const append = (ids: number[], mask: 0 | 1) => {
+    for (const t of ids) {
+      traj.tokens.push(t);
+      traj.actionMask.push(mask);
+      traj.logprobs.push(0);
+    }
+  };
+  for (const turn of demo.turns) {
+    const actionStart = traj.tokens.length;
+    append(codec.encode(rewrite(turn.action)).slice(0, limits.maxTokensPerTurn), 1);
+    const last = traj.tokens.length - 1;
+    for (const r of turn.rewards) traj.rewards.push({ position: last, ...r });
+    append(codec.encode(rewrite(turn.observation)).slice(0, limits.maxObservationTokens), 0);
+    traj.turns.push({
+      actionStart,
+      actionEnd: last + 1,
+      observationStart: last + 1,
+      observationEnd: traj.tokens.length,
+    });
+  }
+  traj.toolCalls = demo.toolCalls.map((c) => ({ ...c }));
+  traj.info = { ...demo.info };
+  return traj;
+}
+
+/**
+ * The demonstration laid out with its texts rewritten, or undefined when the rewrite makes the rollout
+ * limits cut an action or observation that was whole (a cut observation loses its last documents and its
+ * closing tag) or the whole trajectory longer than `maxLength`.
+ */
+export function rewriteDemonstration(
+  demo: Demonstration,
+  codec: TextCodec,
+  limits: RolloutLimits,
+  rewrite: (text: string) => string,
+): Trajectory | undefined {
+  const stillFits = (text: string, limit: number) =>
+    codec.encode(rewrite(text)).length <= limit || codec.encode(text).length >= limit;
+  const fits = demo.turns.every(
+    (t) =>
+      stillFits(t.action, limits.maxTokensPerTurn) && stillFits(t.observation, limits.maxObservationTokens),
+  );
+  if (!fits) return undefined;
+  const traj = encodeDemonstration(demo, codec, limits, rewrite);
+  return traj.tokens.length <= limits.maxLength ? traj : undefined;
+}
+
+/** One scripted episode laid out as a trajectory, no longer than the rollout's `maxLength`. */
 export async function demonstrate<Example>(
   env: AgentEnv<Example>,
   example: Example,
@@ -16,45 +133,13 @@ export async function demonstrate<Example>(
   limits: RolloutLimits,
   group = 0,
 ): Promise<Trajectory> {
-  const prompt = codec.encode(await env.reset(example));
-  const traj = startTrajectory(group, prompt, 'max_turns');
-  let context = codec.decode(prompt);
-  const append = (ids: number[], mask: 0 | 1) => {
-    for (const t of ids) {
-      traj.tokens.push(t);
-      traj.actionMask.push(mask);
-      traj.logprobs.push(0);
-    }
-  };
-  for (let turn = 0; turn < limits.maxTurns; turn++) {
-    const text = await policy(context);
-    const action = codec.encode(text).slice(0, limits.maxTokensPerTurn);
-    if (action.length === 0)
-      throw new Error(`demonstrate: the scripted policy returned an empty action at turn ${turn}`);
-    const actionStart = traj.tokens.length;
-    append(action, 1);
-    const result = await env.step(codec.decode(action), action);
-    const last = traj.tokens.length - 1;
-    for (const r of result.rewards) traj.rewards.push({ position: last, value: r.value, kind: r.kind });
-    for (const call of result.toolCalls) traj.toolCalls.push({ ...call, turn });
-    Object.assign(traj.info, result.info);
-    const observation =
-      result.done || result.observation === null
-        ? []
-        : codec.encode(result.observation).slice(0, limits.maxObservationTokens);
-    append(observation, 0);
-    traj.turns.push({
-      actionStart,
-      actionEnd: last + 1,
-      observationStart: last + 1,
-      observationEnd: traj.tokens.length,
-    });
-    context += codec.decode(action) + codec.decode(observation);
-    if (result.done) {
-      traj.finishReason = 'done';
-      break;
-    }
-  }
+  const traj = encodeDemonstration(
+    await recordDemonstration(env, example, policy, codec, limits),
+    codec,
+    limits,
+    undefined,
+    group,
+  );
   if (traj.tokens.length > limits.maxLength) {
     throw new Error(
       `demonstrate: a demonstration has ${traj.tokens.length} tokens, more than rollout maxLength ${limits.maxLength}`,

@@ -11,7 +11,12 @@ import { Generator } from '@agent-r1/tensor';
 import type { Trajectory } from '../mdp/trajectory.js';
 import type { AgentTask } from '../tasks/task.js';
 import type { TrainConfig } from './config.js';
-import { demonstrate } from './demonstrations.js';
+import {
+  type Demonstration,
+  encodeDemonstration,
+  recordDemonstration,
+  rewriteDemonstration,
+} from './demonstrations.js';
 import { openMetricsLog } from './metrics-log.js';
 import { randomPermutation } from './permutation.js';
 import { createProgress } from './progress.js';
@@ -19,6 +24,9 @@ import { sftStep } from './sft.js';
 
 /** Batches drawn at once before sorting by length: large enough to group lengths, small enough to mix. */
 const POOL_BATCHES = 8;
+
+/** Draws of new names per renamed demonstration before it is kept as it was (when none fits the limits). */
+const RENAME_TRIES = 4;
 
 /**
  * One pass over the demonstrations as batches of indices: a seeded permutation, cut into pools of
@@ -72,21 +80,57 @@ export async function warmStart<E>(
       return;
     }
   }
-  const demos: Trajectory[] = [];
-  for (const [i, ex] of task.train.slice(0, sft.demonstrations).entries()) {
-    demos.push(await demonstrate(task.makeEnv(), ex, task.scripted(ex, i), task.codec, limits));
+  const recorded: { example: E; demo: Demonstration }[] = [];
+  for (const [i, example] of task.train.slice(0, sft.demonstrations).entries()) {
+    const demo = await recordDemonstration(
+      task.makeEnv(),
+      example,
+      task.scripted(example, i),
+      task.codec,
+      limits,
+    );
+    recorded.push({ example, demo });
   }
-  const lengths = demos.map((d) => d.tokens.length);
+  const original = recorded.map(({ demo }) => encodeDemonstration(demo, task.codec, limits));
+  const tooLong = original.findIndex((t) => t.tokens.length > limits.maxLength);
+  if (tooLong >= 0)
+    throw new Error(
+      `warm start: demonstration ${tooLong} has ${original[tooLong].tokens.length} tokens, more than rollout maxLength ${limits.maxLength}`,
+    );
+  const renaming = sft.renameEntities > 0 && task.renameEntities !== undefined;
   // Its own stream (seed + 2), so that the warm start's batches do not shift the RL stage's draws. It is
-  // not checkpointed: a resumed stage replays the (cheap) batch draws of the steps it skips instead.
+  // not checkpointed: a resumed stage replays the (cheap) draws of the passes and steps it skips instead.
   const generator = new Generator(config.seed + 2);
+  /**
+   * One pass's trajectories: each demonstration, renamed with chance `sft.renameEntities` (up to
+   * RENAME_TRIES draws of names that fit the rollout limits, else as it was).
+   */
+  const pass = (): Trajectory[] =>
+    recorded.map(({ example, demo }, i) => {
+      if (!renaming || generator.random() >= sft.renameEntities) return original[i];
+      const texts = [demo.prompt, ...demo.turns.flatMap((t) => [t.action, t.observation])];
+      for (let attempt = 0; attempt < RENAME_TRIES; attempt++) {
+        const rewrite = task.renameEntities!(example, texts, generator);
+        const renamed = rewriteDemonstration(demo, task.codec, limits, rewrite);
+        if (renamed) return renamed;
+      }
+      return original[i];
+    });
   const save = () => saveCheckpoint(dir, { model: policy, optimizer, state });
   const metrics = openMetricsLog(config.log.dir, { fileName: WARM_START_METRICS, fromStep: state.step + 1 });
   const progress = createProgress({ label: 'warm start', mode: config.log.progress });
   progress.start(sft.steps, {}, state.step);
+  let demos: Trajectory[] = [];
   let queue: number[][] = [];
   for (let step = 0; step < sft.steps; step++) {
-    if (queue.length === 0) queue = lengthBucketedBatches(lengths, sft.batchSize, generator);
+    if (queue.length === 0) {
+      demos = pass();
+      queue = lengthBucketedBatches(
+        demos.map((d) => d.tokens.length),
+        sft.batchSize,
+        generator,
+      );
+    }
     const batch = queue.shift()!;
     if (step < state.step) continue;
     const lr = sft.lr * Math.min(1, (step + 1) / Math.max(1, sft.warmupSteps));
@@ -114,5 +158,5 @@ export async function warmStart<E>(
   await save();
   optimizer.dispose();
   const seconds = (performance.now() - started) / 1000;
-  log(`warm start: ${sft.steps} steps on ${demos.length} demonstrations in ${seconds.toFixed(0)} s`);
+  log(`warm start: ${sft.steps} steps on ${recorded.length} demonstrations in ${seconds.toFixed(0)} s`);
 }

@@ -23,6 +23,7 @@ import { noRetrievalBaseline, naiveRagBaseline, scriptedSearcherBaseline } from 
 import { buildMultihopDataset, DATASET_VERSION } from './data/build.js';
 import { loadCorpusJsonl, loadQuestionsJsonl } from './data/jsonl.js';
 import type { Doc, MultihopDataset, QaExample } from './data/types.js';
+import { entityRenamer, renamePool } from './rename.js';
 import { scriptedSearcher } from './scripted.js';
 import { SEARCH_TOOL, SearchIndex, searchTool } from './search/index.js';
 
@@ -215,6 +216,7 @@ export async function multihopQaTask(
   const { train, validation } = r.dataset.questions;
   const test = questionsFile === '' ? r.dataset.questions.test : loadQuestionsJsonl(questionsFile);
   if (test.length === 0) throw new Error(`questions ${questionsFile}: the file holds no questions`);
+  const namePool = renamePool(train);
   return {
     name: 'multihop-qa',
     answerMetrics: ['em', 'f1', 'subEm'],
@@ -240,6 +242,7 @@ export async function multihopQaTask(
     stopTokens: [tokenizer.tokenId('<eos>')],
     stopStrings: multihopFormat().stop,
     scripted: (ex) => scriptedSearcher(ex, r.docs, multihopPrompt(ex)),
+    renameEntities: (ex, texts, generator) => entityRenamer(ex, texts, namePool, generator),
     fromQuestion: (question) => ({
       id: 'user',
       question,

@@ -1,0 +1,146 @@
+/**
+ * Entity renaming for the warm start: one demonstration's names (the question's entities, its answers and
+ * evidence, the titles of the documents it retrieved) replaced consistently by other names, in the prompt,
+ * the actions and the observations alike. Test questions are about entities no training question names,
+ * so a policy must copy names from its context rather than recall them; with the names drawn afresh each
+ * pass, copying is the only way to fit the demonstrations.
+ */
+import type { Generator } from '@agent-r1/tensor';
+import { splitTitle } from './scripted.js';
+import type { QaExample } from './data/types.js';
+
+const ONSETS = [
+  'b',
+  'd',
+  'g',
+  'k',
+  'l',
+  'm',
+  'n',
+  'p',
+  'r',
+  's',
+  't',
+  'v',
+  'z',
+  'br',
+  'st',
+  'tr',
+  'kh',
+  'sh',
+];
+const VOWELS = ['a', 'e', 'i', 'o', 'u', 'a', 'o', 'ia', 'ou', 'ei'];
+const CODAS = ['', '', '', 'n', 'r', 'l', 's', 'm', 'k'];
+
+function pick<T>(items: readonly T[], generator: Generator): T {
+  return items[Math.floor(generator.random() * items.length)];
+}
+
+/** A pronounceable made-up word of 2–3 syllables, capitalised (`Brelouk`). */
+function madeUpWord(generator: Generator): string {
+  const syllables = 2 + Math.floor(generator.random() * 2);
+  let word = '';
+  for (let i = 0; i < syllables; i++)
+    word += pick(ONSETS, generator) + pick(VOWELS, generator) + pick(CODAS, generator);
+  return word[0].toUpperCase() + word.slice(1);
+}
+
+/** A made-up name: one word, or two words one time in four (`Tralo Mesin`). */
+export function madeUpName(generator: Generator): string {
+  const first = madeUpWord(generator);
+  return generator.random() < 0.25 ? `${first} ${madeUpWord(generator)}` : first;
+}
+
+/** The names of a set of examples: entities, answers and evidence, without numbers. */
+export function entityNames(examples: readonly QaExample[]): string[] {
+  const names = new Set<string>();
+  for (const ex of examples)
+    for (const name of [...(ex.entities ?? []), ...ex.answers, ...(ex.evidence ?? [])])
+      if (/\p{L}/u.test(name) && !/\d/.test(name)) names.add(name.trim());
+  return [...names].filter((n) => n !== '').sort();
+}
+
+/**
+ * The real names renamings draw from: the examples' names of at most two words and 16 characters (longer
+ * ones would crowd the documents' text out of the observation limit), currency codes left out.
+ */
+export function renamePool(examples: readonly QaExample[]): string[] {
+  return entityNames(examples).filter(
+    (n) => n.length <= 16 && n.split(' ').length <= 2 && !/^[A-Z]{2,4}$/.test(n),
+  );
+}
+
+function isWordChar(c: string | undefined): boolean {
+  return c !== undefined && /[\p{L}\p{N}]/u.test(c);
+}
+
+/** Where `name` occurs in `text` as a whole word (not inside a longer word). */
+function occurrences(text: string, name: string): number[] {
+  const at: number[] = [];
+  for (let i = text.indexOf(name); i >= 0; i = text.indexOf(name, i + 1))
+    if (!isWordChar(text[i - 1]) && !isWordChar(text[i + name.length])) at.push(i);
+  return at;
+}
+
+/** `text` with each whole-word occurrence of a key of `replacement` replaced; longer names win overlaps. */
+function replaceNames(text: string, replacement: ReadonlyMap<string, string>): string {
+  const names = [...replacement.keys()].sort((a, b) => b.length - a.length);
+  const covered = new Uint8Array(text.length);
+  const spans: { start: number; end: number; by: string }[] = [];
+  for (const name of names) {
+    for (const start of occurrences(text, name)) {
+      const end = start + name.length;
+      if (covered.subarray(start, end).some((c) => c === 1)) continue;
+      covered.fill(1, start, end);
+      spans.push({ start, end, by: replacement.get(name)! });
+    }
+  }
+  spans.sort((a, b) => a.start - b.start);
+  let out = '';
+  let last = 0;
+  for (const { start, end, by } of spans) {
+    out += text.slice(last, start) + by;
+    last = end;
+  }
+  return out + text.slice(last);
+}
+
+/** A made-up code in place of a currency code (`BYN` → `KTE`): capitals, as long as the original. */
+function madeUpCode(length: number, generator: Generator): string {
+  return Array.from({ length }, () => String.fromCharCode(65 + Math.floor(generator.random() * 26))).join('');
+}
+
+/**
+ * A rewrite of one demonstration's texts that replaces each name it mentions by another, the same one
+ * wherever it occurs (longer names first, so `Trondheim Fjord` is one name, not `Trondheim` + `Fjord`):
+ * half of the time a name from `pool`, otherwise a made-up one (a made-up code for a currency code), never
+ * a name the demonstration mentions.
+ */
+export function entityRenamer(
+  example: QaExample,
+  texts: readonly string[],
+  pool: readonly string[],
+  generator: Generator,
+): (text: string) => string {
+  const candidates = new Set(entityNames([example]));
+  for (const text of texts)
+    for (const m of text.matchAll(/Doc \d+ \((.+?)\):/g)) candidates.add(splitTitle(m[1]).main);
+  const all = texts.join('\n');
+  const mentioned = [...candidates]
+    .filter((name) => name.length > 1 && occurrences(all, name).length > 0)
+    .sort();
+  if (mentioned.length === 0) return (text) => text;
+  const taken = new Set(mentioned.map((n) => n.toLowerCase()));
+  const replacement = new Map<string, string>();
+  for (const name of mentioned) {
+    let other = '';
+    for (let attempt = 0; attempt < 20 && (other === '' || taken.has(other.toLowerCase())); attempt++) {
+      if (/^[A-Z]{2,4}$/.test(name)) other = madeUpCode(name.length, generator);
+      else
+        other = pool.length > 0 && generator.random() < 0.5 ? pick(pool, generator) : madeUpName(generator);
+    }
+    taken.add(other.toLowerCase());
+    replacement.set(name, other);
+  }
+  return (text) => replaceNames(text, replacement);
+}

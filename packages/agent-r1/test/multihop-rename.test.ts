@@ -1,0 +1,93 @@
+import { Generator } from '@agent-r1/tensor';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import type { QaExample } from '../src/tasks/multihop-qa/data/types.js';
+import { entityRenamer, madeUpName, renamePool } from '../src/tasks/multihop-qa/rename.js';
+
+const example: QaExample = {
+  id: 'place_capital-1',
+  question: 'What is the capital of the country where the city Trondheim is located?',
+  answers: ['Oslo'],
+  hops: 2,
+  kind: 'place_capital',
+  supportingDocs: ['wordnet:1', 'country:NOR:capital'],
+  evidence: ['Norway', 'Oslo'],
+  entities: ['Trondheim', 'Norway', 'Oslo'],
+};
+
+const texts = [
+  'Question: What is the capital of the country where the city Trondheim is located?\n',
+  '<search>Trondheim</search>',
+  '<result>Doc 1 (Trondheim): Trondheim: a port in central Norway. Doc 2 (Trondheim Fjord): Trondheim Fjord: a long inlet of the Norwegian Sea.</result>',
+  '<search>Norway capital</search>',
+  '<result>Doc 1 (Norway (capital)): The capital of Norway is Oslo. Norway uses the Norwegian krone (NOK).</result>',
+  '<answer>Oslo</answer>',
+];
+
+const pool = ['Lima', 'Peru', 'Kampala', 'Uganda', 'Oslo'];
+
+describe('entityRenamer', () => {
+  it('replaces every mentioned name by one other name, the same in every text, and nothing else', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 2 ** 31 }), (seed) => {
+        const rename = entityRenamer(example, texts, pool, new Generator(seed));
+        const out = texts.map(rename);
+        const city = /city (.+) is located/.exec(out[0])![1];
+        expect(out[1]).toBe(`<search>${city}</search>`);
+        const country = /central (.+)\. Doc 2/.exec(out[2])![1];
+        expect(out[3]).toBe(`<search>${country} capital</search>`);
+        const capital = /The capital of .+ is (.+)\. /.exec(out[4])![1];
+        expect(out[5]).toBe(`<answer>${capital}</answer>`);
+        const fjord = /Doc 2 \((.+)\): /.exec(out[2])![1];
+        const names = [city, country, capital, fjord];
+        expect(new Set(names).size).toBe(4);
+        for (const original of ['Trondheim', 'Norway', 'Oslo', 'Trondheim Fjord'])
+          expect(names).not.toContain(original);
+        // Words that only contain a name ("Norwegian") and the template's words stay as they were.
+        expect(out[2]).toContain('a long inlet of the Norwegian Sea');
+        expect(out[4]).toContain('Norwegian krone');
+        // The currency code is not one of the example's names here, so it stays too.
+        expect(out[4]).toContain('(NOK)');
+      }),
+      { numRuns: 50 },
+    );
+  });
+
+  it('renames currency codes that are answers to made-up codes of the same length', () => {
+    const currency: QaExample = {
+      ...example,
+      question: 'What currency is used in Belarus?',
+      answers: ['Belarusian ruble', 'BYN'],
+      evidence: ['Belarusian ruble'],
+      entities: ['Belarus'],
+    };
+    const doc = '<result>Doc 1 (Belarus (currency)): Belarus uses the Belarusian ruble (BYN).</result>';
+    const out = entityRenamer(currency, [currency.question, doc], pool, new Generator(3))(doc);
+    const m = /Doc 1 \((.+) \(currency\)\): (.+) uses the (.+) \(([A-Z]+)\)\./.exec(out)!;
+    expect(m[1]).toBe(m[2]);
+    expect(m[1]).not.toBe('Belarus');
+    expect(m[3]).not.toBe('Belarusian ruble');
+    expect(m[4]).toMatch(/^[A-Z]{3}$/);
+    expect(m[4]).not.toBe('BYN');
+  });
+
+  it('is reproducible from the generator and leaves texts without names alone', () => {
+    const a = texts.map(entityRenamer(example, texts, pool, new Generator(7)));
+    const b = texts.map(entityRenamer(example, texts, pool, new Generator(7)));
+    expect(a).toEqual(b);
+    const none = { ...example, entities: [], answers: [], evidence: [] };
+    const plain = ['Question: how far?', '<answer>far</answer>'];
+    expect(plain.map(entityRenamer(none, plain, pool, new Generator(1)))).toEqual(plain);
+  });
+});
+
+describe('renamePool and madeUpName', () => {
+  it('keeps short real names without digits or codes, and makes up capitalised names', () => {
+    const names = renamePool([
+      { ...example, answers: ['Islamic Republic of Pakistan', 'PAK', 'Pakistan'], evidence: ['1,580'] },
+    ]);
+    expect(names).toEqual(['Norway', 'Oslo', 'Pakistan', 'Trondheim']);
+    const g = new Generator(0);
+    for (let i = 0; i < 50; i++) expect(madeUpName(g)).toMatch(/^[A-Z][a-z]+( [A-Z][a-z]+)?$/);
+  });
+});
