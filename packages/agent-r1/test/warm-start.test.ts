@@ -21,26 +21,44 @@ import { WARM_START_METRICS, lengthBucketedBatches, warmStart } from '../src/tra
 const root = mkdtempSync(join(tmpdir(), 'agent-r1-warm-start-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
-function config(name: string, steps: number, resume: boolean, extra: string[] = []): TrainConfig {
+/** A tiny model on the reveal task (the default) or on multihop QA, with a warm start of `steps` steps. */
+const REVEAL = {
+  overrides: [
+    'task=reveal',
+    'model.maxLength=16',
+    'rollout.maxTurns=3',
+    'rollout.maxTokensPerTurn=4',
+    'rollout.maxLength=16',
+    'rollout.maxObservationTokens=4',
+    'sft.demonstrations=24',
+    'sft.batchSize=5',
+    'sft.warmupSteps=2',
+    'checkpoint.every=2',
+  ],
+};
+const MULTIHOP = {
+  preset: 'multihop',
+  overrides: ['sft.demonstrations=6', 'sft.batchSize=3', 'checkpoint.every=1'],
+};
+
+function config(
+  name: string,
+  steps: number,
+  resume: boolean,
+  extra: string[] = [],
+  task: { preset?: string; overrides: string[] } = REVEAL,
+): TrainConfig {
   return resolveConfig({
+    preset: task.preset,
     overrides: [
-      'task=reveal',
       'model.dModel=16',
       'model.layers=1',
       'model.heads=2',
       'model.kvHeads=1',
-      'model.maxLength=16',
-      'rollout.maxTurns=3',
-      'rollout.maxTokensPerTurn=4',
-      'rollout.maxLength=16',
-      'rollout.maxObservationTokens=4',
+      ...task.overrides,
       `sft.steps=${steps}`,
-      'sft.demonstrations=24',
-      'sft.batchSize=5',
-      'sft.warmupSteps=2',
       'train.microBatchSize=3',
       `checkpoint.dir=${join(root, name, 'ckpt')}`,
-      'checkpoint.every=2',
       `checkpoint.resume=${resume}`,
       `log.dir=${join(root, name)}`,
       'log.progress=none',
@@ -145,28 +163,8 @@ describe('warmStart', () => {
   }, 120_000);
 });
 
-/** The multihop task with a tiny model, for warm starts with entity renaming. */
-function multihopConfig(name: string, steps: number, resume: boolean, extra: string[] = []): TrainConfig {
-  return resolveConfig({
-    preset: 'multihop',
-    overrides: [
-      'model.dModel=16',
-      'model.layers=1',
-      'model.heads=2',
-      'model.kvHeads=1',
-      `sft.steps=${steps}`,
-      'sft.demonstrations=6',
-      'sft.batchSize=3',
-      'train.microBatchSize=3',
-      `checkpoint.dir=${join(root, name, 'ckpt')}`,
-      'checkpoint.every=1',
-      `checkpoint.resume=${resume}`,
-      `log.dir=${join(root, name)}`,
-      'log.progress=none',
-      ...extra,
-    ],
-  });
-}
+const multihopConfig = (name: string, steps: number, resume: boolean, extra: string[] = []) =>
+  config(name, steps, resume, extra, MULTIHOP);
 
 describe('demonstrations with rewritten text', () => {
   it('lay out as demonstrate does without a rewrite, and are refused when a rewrite overflows a limit', async () => {
