@@ -64,6 +64,7 @@ const SCHEMA: Field = obj<TrainConfig>({
     activation: oneOf('swiglu', 'gelu'),
     norm: oneOf('rms', 'layer'),
     tiedEmbeddings: bool,
+    copyHead: bool,
   }),
   critic: obj<CriticConfig>({ shareTrunk: bool }),
   rollout: obj<RolloutConfig>({

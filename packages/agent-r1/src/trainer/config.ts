@@ -28,6 +28,11 @@ export interface ModelConfig {
   activation: Activation;
   norm: NormKind;
   tiedEmbeddings: boolean;
+  /**
+   * A copy head: the output mixes in attention over the context's tokens, so that a small policy can repeat
+   * names it has only just read (see @agent-r1/nn's CopyHead).
+   */
+  copyHead: boolean;
 }
 
 export interface CriticConfig {
@@ -189,6 +194,7 @@ export const DEFAULT_CONFIG: TrainConfig = {
     activation: 'swiglu',
     norm: 'rms',
     tiedEmbeddings: true,
+    copyHead: false,
   },
   critic: { shareTrunk: true },
   rollout: {

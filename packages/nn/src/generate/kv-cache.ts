@@ -14,11 +14,19 @@ export interface KVCacheShape {
   capacity: number;
   dtype?: 'float32' | 'float64';
   device?: string;
+  /** For a model with a copy head: the width of its keys, kept with each position's token id. */
+  copyDim?: number;
 }
 
 export class KVCache {
   readonly keys: Tensor[];
   readonly values: Tensor[];
+  /**
+   * The copy head's keys [B, capacity + 1, copyDim] (slot j: the key of position j, written with position
+   * j − 1; slot 0 stays zero) and, on the host, the token ids they stand for (row b: capacity ids).
+   */
+  readonly copyKeys: Tensor | null;
+  readonly tokenIds: Int32Array[] | null;
   readonly lengths: number[];
   readonly capacity: number;
 
@@ -27,6 +35,9 @@ export class KVCache {
     const options = { dtype: shape.dtype ?? 'float32', device: shape.device };
     this.keys = Array.from({ length: shape.layers }, () => keep(zeros(dims, options)));
     this.values = Array.from({ length: shape.layers }, () => keep(zeros(dims, options)));
+    const copy = shape.copyDim !== undefined;
+    this.copyKeys = copy ? keep(zeros([shape.batch, shape.capacity + 1, shape.copyDim!], options)) : null;
+    this.tokenIds = copy ? Array.from({ length: shape.batch }, () => new Int32Array(shape.capacity)) : null;
     this.lengths = new Array<number>(shape.batch).fill(0);
     this.capacity = shape.capacity;
   }
@@ -48,20 +59,33 @@ export class KVCache {
 
   /** Writes k/v [B, Hkv, T, D] of one layer: row b's first added[b] positions go after its current length. */
   write(layer: number, k: Tensor, v: Tensor, added: readonly number[]): void {
+    this.writeRows(this.keys[layer], k, 1, added);
+    this.writeRows(this.values[layer], v, 1, added);
+  }
+
+  /**
+   * Writes the copy head's next keys [B, T, copyDim] (row t: the key of the position after t) one slot
+   * ahead, and the token ids (row b: at least added[b] of them), like `write`.
+   */
+  writeCopy(nextKeys: Tensor, ids: readonly ArrayLike<number>[], added: readonly number[]): void {
+    if (!this.copyKeys || !this.tokenIds) throw new Error('KVCache: this cache was made without copyDim');
+    this.writeRows(this.copyKeys, nextKeys, 0, added, 1);
+    added.forEach((n, b) => {
+      for (let i = 0; i < n; i++) this.tokenIds![b][this.lengths[b] + i] = ids[b][i];
+    });
+  }
+
+  /** Row b of src's first added[b] positions (along `axis` of a row) into dst after the row's length. */
+  private writeRows(dst: Tensor, src: Tensor, axis: number, added: readonly number[], ahead = 0): void {
     for (let b = 0; b < added.length; b++) {
       const n = added[b];
       if (n === 0) continue;
-      for (const [cache, src] of [
-        [this.keys[layer], k],
-        [this.values[layer], v],
-      ] as const) {
-        const rowSrc = src.select(0, b);
-        const part = rowSrc.narrow(1, 0, n);
-        const rowDst = cache.select(0, b);
-        const dst = rowDst.narrow(1, this.lengths[b], n);
-        dst.copy_(part);
-        for (const t of [rowSrc, part, rowDst, dst]) t.dispose();
-      }
+      const rowSrc = src.select(0, b);
+      const part = rowSrc.narrow(axis, 0, n);
+      const rowDst = dst.select(0, b);
+      const target = rowDst.narrow(axis, this.lengths[b] + ahead, n);
+      target.copy_(part);
+      for (const t of [rowSrc, part, rowDst, target]) t.dispose();
     }
   }
 
@@ -79,5 +103,6 @@ export class KVCache {
 
   dispose(): void {
     for (const t of [...this.keys, ...this.values]) t.dispose();
+    this.copyKeys?.dispose();
   }
 }

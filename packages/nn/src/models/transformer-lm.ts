@@ -1,12 +1,14 @@
 /**
  * A decoder-only language model: token embedding → N pre-norm blocks (rotary attention, grouped-query heads,
  * GELU or SwiGLU MLP) → final norm → LM head (optionally tied to the embedding), plus an optional value head
- * (a scalar per position) for PPO critics.
+ * (a scalar per position) for PPO critics, and an optional copy head (layers/copy-head.ts) that mixes in
+ * attention over the context's tokens.
  */
 import { Generator, type Tensor, matmul, tensor, tidy } from '@agent-r1/tensor';
 import { KVCache } from '../generate/kv-cache.js';
 import type { AttentionContext } from '../layers/attention.js';
 import { DecoderBlock, makeNorm } from '../layers/block.js';
+import { CopyHead } from '../layers/copy-head.js';
 import { Embedding } from '../layers/embedding.js';
 import { Linear } from '../layers/linear.js';
 import type { LayerNorm, RMSNorm } from '../layers/norm.js';
@@ -30,6 +32,8 @@ export interface TransformerConfig {
   ropeBase?: number;
   /** Adds a value head on the final hidden states (a critic sharing the trunk). */
   valueHead?: boolean;
+  /** Mixes a copy distribution over the context's tokens into the output (default false). */
+  copyHead?: boolean;
   /** Seed of the initialisation. */
   seed?: number;
   dtype?: 'float32' | 'float64';
@@ -58,6 +62,7 @@ export function resolveConfig(c: TransformerConfig): ResolvedConfig {
     norm: c.norm ?? 'rms',
     ropeBase: c.ropeBase ?? 10000,
     valueHead: c.valueHead ?? false,
+    copyHead: c.copyHead ?? false,
     seed: c.seed ?? 0,
     dtype: c.dtype ?? 'float32',
     device: c.device,
@@ -72,7 +77,7 @@ export interface ForwardOptions {
 }
 
 export interface ForwardResult {
-  /** [B, T, vocab]. */
+  /** [B, T, vocab]; with a copy head, the log-probabilities of the mixture. */
   logits: Tensor;
   /** [B, T] when the model has a value head, else null. */
   values: Tensor | null;
@@ -85,6 +90,7 @@ export class TransformerLM extends Module {
   readonly finalNorm: LayerNorm | RMSNorm;
   readonly head: Linear | null;
   readonly valueHead: Linear | null;
+  readonly copyHead: CopyHead | null;
   private rotary: RotaryTables;
 
   constructor(config: TransformerConfig) {
@@ -118,6 +124,7 @@ export class TransformerLM extends Module {
     this.valueHead = c.valueHead
       ? this.module('valueHead', new Linear(c.dModel, 1, { ...init, std, bias: true }))
       : null;
+    this.copyHead = c.copyHead ? this.module('copyHead', new CopyHead(c.dModel, { ...init, std })) : null;
     this.rotary = new RotaryTables(c.dModel / c.heads, c.maxLength, c.ropeBase, {
       dtype: c.dtype,
       device: c.device,
@@ -138,6 +145,7 @@ export class TransformerLM extends Module {
       capacity,
       dtype: this.config.dtype,
       device: this.config.device,
+      copyDim: this.copyHead ? this.config.dModel : undefined,
     });
   }
 
@@ -189,12 +197,32 @@ export class TransformerLM extends Module {
         h = block.forward(h, ctx);
       });
       h = this.finalNorm.forward(h);
-      const logits = this.head ? this.head.forward(h) : matmul(h, this.embed.weight.transpose(0, 1));
+      let logits = this.head ? this.head.forward(h) : matmul(h, this.embed.weight.transpose(0, 1));
+      if (this.copyHead)
+        logits = this.copied(h, logits, ids, mask, cache ? { kv: cache, lengths, keys } : null);
       const values = this.valueHead ? this.valueHead.forward(h).squeeze(-1) : null;
       return { logits, values };
     });
     cache?.advance(lengths);
     return out;
+  }
+
+  /** The copy head's mixture, over the given tokens (causal) or over the cache's tokens (after writing h's). */
+  private copied(
+    h: Tensor,
+    logits: Tensor,
+    ids: Tensor,
+    mask: Tensor | null,
+    cache: { kv: KVCache; lengths: readonly number[]; keys: number } | null,
+  ): Tensor {
+    const head = this.copyHead!;
+    const [B, T] = ids.shape;
+    const data = ids.dataSync();
+    const rows = Array.from({ length: B }, (_, b) => data.subarray(b * T, (b + 1) * T));
+    if (!cache) return head.forward(h, logits, head.keysOf(h), rows, null);
+    cache.kv.writeCopy(head.nextKeys(h), rows, cache.lengths);
+    const keys = cache.kv.copyKeys!.narrow(1, 0, cache.keys);
+    return head.forward(h, logits, keys, cache.kv.tokenIds!, mask!.squeeze(1));
   }
 
   /** Moves the parameters and the rotary tables to `device`, which later caches and inputs should use too. */

@@ -1,0 +1,159 @@
+/**
+ * A copy head (a pointer-generator output layer, See et al. 2017): the next-token distribution mixes the
+ * LM head's with attention over the tokens of the context,
+ *
+ *   p(w) = g · softmax(logits)(w) + (1 − g) · Σ_{j : x_j = w} a_j,   g = σ(gate · h),  a = softmax(q · K / √d),
+ *
+ * so that a small model can repeat a name it has only just seen (a search query taken from the question,
+ * an answer read from a document) without having learned that name. Its output is logits whose softmax
+ * is p, so sampling, log-probs, entropy and KL downstream are unchanged.
+ *
+ * Queries and keys are projections of the final hidden states, without rotary positions (copying matches
+ * content). The key of position j, which stands for token x_j, is projected from the hidden state *before*
+ * it (j − 1; zeros at j = 0): what led up to x_j. So "the token that followed the one I just wrote" (the
+ * induction pattern) and "the name after `city`" are each one dot product, with no circuit in the trunk
+ * to learn first.
+ */
+import {
+  type Tensor,
+  concat,
+  gather,
+  logprobs,
+  scatterAdd,
+  tensor,
+  tidy,
+  where,
+  zeros,
+} from '@agent-r1/tensor';
+import { Module } from '../module.js';
+import type { InitOptions } from './init.js';
+import { Linear } from './linear.js';
+
+/** Added to the copy mass before its log: keeps it finite where it is 0 (float32: 1e-30 is normal). */
+const FLOOR = 1e-30;
+
+export class CopyHead extends Module {
+  readonly query: Linear;
+  readonly key: Linear;
+  readonly gate: Linear;
+
+  constructor(
+    readonly dim: number,
+    options: InitOptions & { std: number },
+  ) {
+    super();
+    this.query = this.module('query', new Linear(dim, dim, { ...options, bias: false }));
+    this.key = this.module('key', new Linear(dim, dim, { ...options, bias: false }));
+    this.gate = this.module('gate', new Linear(dim, 1, { ...options, bias: true }));
+  }
+
+  /**
+   * Next keys [B, T, dim] of hidden states h [B, T, dim]: row t is the key of position t + 1. A cache
+   * keeps them one slot ahead; `keysOf` lays them out for a pass without one.
+   */
+  nextKeys(h: Tensor): Tensor {
+    return this.key.forward(h);
+  }
+
+  /** Keys [B, T, dim] of positions 0..T−1 of h [B, T, dim], from a pass over the whole sequence. */
+  keysOf(h: Tensor): Tensor {
+    return tidy(() => {
+      const [B, T, D] = h.shape;
+      const first = zeros([B, 1, D], { dtype: h.dtype, device: h.device });
+      if (T === 1) return first;
+      return concat([first, this.nextKeys(h.narrow(1, 0, T - 1))], 1);
+    });
+  }
+
+  /**
+   * Logits [B, T, V] whose softmax is the mixture, for hidden states h [B, T, D] and LM logits [B, T, V],
+   * over keys [B, S, D] standing for the tokens keyIds (row b: S ids). keep: bool [B, T, S], which keys
+   * each query sees; null means causal over the given tokens (S = T, query t sees keys 0..t).
+   *
+   * Only the ids in the context change: with Z = Σ exp(logits) and g = σ(x),
+   *   out_v = log(exp(logits_v) + Z · (1 − g)/g · c_v),   c_v = Σ_{j : x_j = v} a_j,
+   * so softmax(out) = g · softmax(logits) + (1 − g) · c, and out = logits wherever c_v = 0: the work on
+   * [B, T, V] is one log-prob gather and one scatter, the rest is on the U distinct ids of a row.
+   */
+  forward(
+    h: Tensor,
+    logits: Tensor,
+    keys: Tensor,
+    keyIds: readonly ArrayLike<number>[],
+    keep: Tensor | null,
+  ): Tensor {
+    return tidy(() => {
+      const [B, T] = h.shape;
+      const S = keys.shape[1];
+      const device = h.device;
+      const { slots, ids, valid, distinct } = distinctIds(keyIds, S);
+      const scores = this.query
+        .forward(h)
+        .matmul(keys.transpose(1, 2))
+        .mul(1 / Math.sqrt(this.dim));
+      const attention = where(keep ?? causalKeep(T, device), scores, -1e9).softmax(-1);
+      // c over the distinct ids: [B, T, U].
+      const slotIndex = tensor(slots, { shape: [B, 1, S], device })
+        .expand([B, T, S])
+        .contiguous();
+      const copied = scatterAdd(zeros([B, T, distinct], { dtype: h.dtype, device }), 2, slotIndex, attention);
+      const idIndex = tensor(ids, { shape: [B, 1, distinct], device })
+        .expand([B, T, distinct])
+        .contiguous();
+      const atIds = gather(logits, 2, idIndex);
+      // log Z = logits_v − log_softmax(logits)_v, at the first distinct id (any v would do).
+      const first = idIndex.narrow(2, 0, 1);
+      const logZ = atIds.narrow(2, 0, 1).sub(logprobs(logits, first.squeeze(2)).unsqueeze(2));
+      // log(Z · (1 − g)/g · c) with (1 − g)/g = exp(−x); the floor keeps log c finite where c = 0.
+      const gateLogit = this.gate.forward(h);
+      const added = logZ.sub(gateLogit).add(copied.add(FLOOR).log());
+      const top = atIds.maximum(added).detach();
+      const mixed = atIds.sub(top).exp().add(added.sub(top).exp()).log().add(top);
+      const mask = tensor(valid, { shape: [B, 1, distinct], dtype: h.dtype, device });
+      return scatterAdd(logits, 2, idIndex, mixed.sub(atIds).mul(mask));
+    });
+  }
+}
+
+/**
+ * The distinct ids of each row's keys: slots [B·S] (key j of row b → its id's slot), ids [B·U] (row b's
+ * distinct ids, padded with its first), valid [B·U] (1 for a real slot, 0 for padding), U = distinct.
+ */
+function distinctIds(
+  keyIds: readonly ArrayLike<number>[],
+  S: number,
+): { slots: Int32Array; ids: Int32Array; valid: Float64Array; distinct: number } {
+  const B = keyIds.length;
+  const slots = new Int32Array(B * S);
+  const rows: number[][] = [];
+  for (let b = 0; b < B; b++) {
+    const slotOf = new Map<number, number>();
+    for (let j = 0; j < S; j++) {
+      const id = keyIds[b][j];
+      let slot = slotOf.get(id);
+      if (slot === undefined) {
+        slot = slotOf.size;
+        slotOf.set(id, slot);
+      }
+      slots[b * S + j] = slot;
+    }
+    rows.push([...slotOf.keys()]);
+  }
+  const distinct = Math.max(1, ...rows.map((r) => r.length));
+  const ids = new Int32Array(B * distinct);
+  const valid = new Float64Array(B * distinct);
+  rows.forEach((row, b) => {
+    for (let u = 0; u < distinct; u++) {
+      ids[b * distinct + u] = u < row.length ? row[u] : (row[0] ?? 0);
+      valid[b * distinct + u] = u < row.length ? 1 : 0;
+    }
+  });
+  return { slots, ids, valid, distinct };
+}
+
+/** Bool [T, T]: query t sees keys 0..t. */
+function causalKeep(T: number, device: string): Tensor {
+  const data = new Uint8Array(T * T);
+  for (let t = 0; t < T; t++) data.fill(1, t * T, t * T + t + 1);
+  return tensor(data, { shape: [T, T], dtype: 'bool', device });
+}

@@ -1,0 +1,150 @@
+import { Generator, crossEntropy, full, noGrad, randn, tensor, tidy } from '@agent-r1/tensor';
+import { assertGradcheck } from '@agent-r1/tensor/testing';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { AdamW, CopyHead, TransformerLM, extend } from '../src/index.js';
+
+const V = 23;
+const tiny = { vocabSize: V, dModel: 16, layers: 2, heads: 4, kvHeads: 2, maxLength: 32, seed: 7 };
+
+function maxAbsDiff(a: ArrayLike<number>, b: ArrayLike<number>): number {
+  let m = 0;
+  for (let i = 0; i < a.length; i++) m = Math.max(m, Math.abs(a[i] - b[i]));
+  return m;
+}
+
+const ids = (rows: number[][]) => tensor(rows, { dtype: 'int32' });
+
+describe('CopyHead', () => {
+  it('is causal', () => {
+    const model = new TransformerLM({ ...tiny, copyHead: true, dtype: 'float64' });
+    const out = model.forward(ids([[1, 2, 3, 4, 2]])).logits;
+    const changed = model.forward(ids([[1, 2, 3, 4, 9]])).logits.dataSync();
+    expect(maxAbsDiff(out.dataSync().subarray(0, 4 * V), changed.subarray(0, 4 * V))).toBe(0);
+    model.dispose();
+  });
+
+  it('puts the copy mass only on tokens of the context seen so far', () => {
+    const head = new CopyHead(4, { dtype: 'float64', std: 0.5, generator: new Generator(1) });
+    // Gate bias −30: g ≈ 0, the output is the copy distribution alone.
+    noGrad(() => head.gate.bias!.copy_(full([1], -30, { dtype: 'float64' })));
+    const h = randn([1, 3, 4], { dtype: 'float64', generator: new Generator(2) });
+    const logits = randn([1, 3, 6], { dtype: 'float64', generator: new Generator(3) });
+    const p = tidy(() =>
+      head
+        .forward(h, logits, head.keysOf(h), [[4, 1, 4]], null)
+        .softmax(-1)
+        .dataSync(),
+    );
+    // Query 0 sees token 4 only; query 1 tokens 4 and 1; query 2 tokens 4, 1, 4.
+    expect(p[4]).toBeCloseTo(1, 9);
+    expect(p[6 + 1] + p[6 + 4]).toBeCloseTo(1, 9);
+    expect(p[12 + 1] + p[12 + 4]).toBeCloseTo(1, 9);
+    for (const t of [0, 2, 3, 5]) expect(p[12 + t]).toBeLessThan(1e-12);
+  });
+
+  it('softmax of its output is g · softmax(logits) + (1 − g) · copy distribution', () => {
+    const head = new CopyHead(4, { dtype: 'float64', std: 0.5, generator: new Generator(6) });
+    const g = new Generator(7);
+    const [T, V] = [5, 7];
+    const h = randn([1, T, 4], { dtype: 'float64', generator: g });
+    const logits = randn([1, T, V], { dtype: 'float64', generator: g }).mul(3);
+    const tokens = [2, 6, 2, 0, 5];
+    const keys = head.keysOf(h);
+    const p = tidy(() => head.forward(h, logits, keys, [tokens], null).softmax(-1).dataSync());
+    const gate = tidy(() => head.gate.forward(h).sigmoid().dataSync());
+    const scores = tidy(() => head.query.forward(h).matmul(keys.transpose(1, 2)).mul(0.5).dataSync());
+    const lm = tidy(() => logits.softmax(-1).dataSync());
+    for (let t = 0; t < T; t++) {
+      const row = Array.from(scores.subarray(t * T, t * T + t + 1));
+      const top = Math.max(...row);
+      const w = row.map((x) => Math.exp(x - top));
+      const total = w.reduce((a, b) => a + b, 0);
+      for (let v = 0; v < V; v++) {
+        const copied = w.reduce((sum, x, j) => sum + (tokens[j] === v ? x / total : 0), 0);
+        const expected = gate[t] * lm[t * V + v] + (1 - gate[t]) * copied;
+        expect(p[t * V + v]).toBeCloseTo(expected, 12);
+      }
+    }
+  });
+
+  it('passes gradcheck through hidden states, logits and keys', () => {
+    const head = new CopyHead(4, { dtype: 'float64', std: 0.5, generator: new Generator(4) });
+    const g = new Generator(5);
+    const h = randn([2, 3, 4], { dtype: 'float64', generator: g });
+    const logits = randn([2, 3, 5], { dtype: 'float64', generator: g });
+    const keys = randn([2, 3, 4], { dtype: 'float64', generator: g });
+    const tokenIds = [
+      [0, 3, 3],
+      [2, 2, 4],
+    ];
+    assertGradcheck((x, l, k) => head.forward(x, l, k, tokenIds, null), [h, logits, keys]);
+  });
+
+  it('KV-cache decoding returns the output of a full forward pass (random prompts and splits)', () => {
+    const model = new TransformerLM({ ...tiny, copyHead: true, dtype: 'float64' });
+    fc.assert(
+      fc.property(
+        fc.array(fc.array(fc.integer({ min: 0, max: V - 1 }), { minLength: 1, maxLength: 6 }), {
+          minLength: 1,
+          maxLength: 3,
+        }),
+        fc.array(fc.integer({ min: 0, max: V - 1 }), { minLength: 1, maxLength: 4 }),
+        (prompts, continuation) => {
+          const cache = model.createCache(prompts.length);
+          let last = extend(model, cache, prompts);
+          for (const token of continuation)
+            last = extend(
+              model,
+              cache,
+              prompts.map(() => [token]),
+            );
+          prompts.forEach((p, b) => {
+            const full = [...p, ...continuation];
+            const ref = model.forward(ids([full])).logits.dataSync();
+            expect(maxAbsDiff(last[b]!, ref.subarray((full.length - 1) * V))).toBeLessThan(1e-9);
+          });
+          cache.dispose();
+        },
+      ),
+      { numRuns: 15 },
+    );
+    model.dispose();
+  });
+
+  it('learns to repeat its context far sooner than the same model without it', () => {
+    // Sequences `x1..x8 0 x1..x8` of random tokens: only copying predicts the second half. After 60 steps
+    // the copy head has learned it (measured: 0.18 nats per token at step 50); the plain model has not
+    // (5.2, induction heads take it ~300 steps).
+    const vocab = 200;
+    const n = 8;
+    const draw = (g: Generator, rows: number) =>
+      Array.from({ length: rows }, () => {
+        const first = Array.from({ length: n }, () => 1 + Math.floor(g.random() * (vocab - 1)));
+        return [...first, 0, ...first];
+      });
+    const train = (copyHead: boolean) => {
+      const model = new TransformerLM({ ...tiny, vocabSize: vocab, copyHead, seed: 3 });
+      const opt = new AdamW(model.parameters(), { lr: 0.01, weightDecay: 0 });
+      const g = new Generator(9);
+      for (let step = 0; step < 60; step++) {
+        tidy(() => {
+          const rows = draw(g, 16);
+          const logits = model.forward(ids(rows.map((r) => r.slice(0, -1)))).logits;
+          crossEntropy(logits, ids(rows.map((r) => r.slice(1)))).backward();
+          opt.step();
+          opt.zeroGrad();
+        });
+      }
+      const test = draw(new Generator(10), 64);
+      const loss = tidy(() => {
+        const logits = model.forward(ids(test.map((r) => r.slice(0, -1)))).logits.narrow(1, n, n);
+        return crossEntropy(logits, ids(test.map((r) => r.slice(n + 1)))).itemSync();
+      });
+      model.dispose();
+      return loss;
+    };
+    expect(train(true)).toBeLessThan(0.5);
+    expect(train(false)).toBeGreaterThan(3);
+  }, 60_000);
+});
