@@ -166,6 +166,23 @@ describe('warmStart', () => {
 const multihopConfig = (name: string, steps: number, resume: boolean, extra: string[] = []) =>
   config(name, steps, resume, extra, MULTIHOP);
 
+describe('warmStart with sft.successfulOnly', () => {
+  it('trains on the demonstrations that earned an outcome reward only, and says how many', async () => {
+    const c = config('successful', 2, false, ['sft.successfulOnly=true']);
+    const task = await createTask(c);
+    const lines: string[] = [];
+    const policy = buildPolicy(c, task.vocabSize);
+    await warmStart(c, task, policy, (l) => lines.push(l));
+    const kept = /(\d+) of 24 demonstrations succeeded/.exec(lines.join('\n'));
+    expect(kept).not.toBeNull();
+    // The reveal task's scripted policy guesses in most episodes, and a guess is mostly wrong.
+    expect(Number(kept![1])).toBeGreaterThan(0);
+    expect(Number(kept![1])).toBeLessThan(24);
+    expect(lines.at(-1)).toMatch(new RegExp(`2 steps on ${kept![1]} demonstrations`));
+    policy.dispose();
+  });
+});
+
 describe('demonstrations with rewritten text', () => {
   it('lay out as demonstrate does without a rewrite, and are refused when a rewrite overflows a limit', async () => {
     const c = multihopConfig('rewrite', 1, false);

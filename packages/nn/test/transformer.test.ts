@@ -63,38 +63,41 @@ describe('TransformerLM', () => {
     expect(maxAbsDiff(alone, padded.subarray(0, 2 * 23))).toBeLessThan(1e-5);
   });
 
-  it('KV-cache decoding returns the logits of a full forward pass (random prompts and splits)', () => {
-    const model = new TransformerLM({ ...tiny, dtype: 'float64' });
-    fc.assert(
-      fc.property(
-        fc.array(fc.array(fc.integer({ min: 0, max: 22 }), { minLength: 1, maxLength: 6 }), {
-          minLength: 1,
-          maxLength: 3,
-        }),
-        fc.array(fc.integer({ min: 0, max: 22 }), { minLength: 1, maxLength: 4 }),
-        (prompts, continuation) => {
-          const cache = model.createCache(prompts.length);
-          let last = extend(model, cache, prompts);
-          // Append the continuation one token at a time (decode), or all at once for odd rows (observation).
-          for (const token of continuation)
-            last = extend(
-              model,
-              cache,
-              prompts.map(() => [token]),
-            );
-          prompts.forEach((p, b) => {
-            const full = [...p, ...continuation];
-            const ref = model.forward(tensor([full], { dtype: 'int32' })).logits.dataSync();
-            const V = 23;
-            expect(maxAbsDiff(last[b]!, ref.subarray((full.length - 1) * V))).toBeLessThan(1e-9);
-          });
-          expect(cache.lengths).toEqual(prompts.map((p) => p.length + continuation.length));
-          cache.dispose();
-        },
-      ),
-      { numRuns: 15 },
-    );
-  });
+  it.each([false, true])(
+    'KV-cache decoding returns the logits of a full forward pass (random prompts and splits; copy head: %s)',
+    (copyHead) => {
+      const model = new TransformerLM({ ...tiny, copyHead, dtype: 'float64' });
+      fc.assert(
+        fc.property(
+          fc.array(fc.array(fc.integer({ min: 0, max: 22 }), { minLength: 1, maxLength: 6 }), {
+            minLength: 1,
+            maxLength: 3,
+          }),
+          fc.array(fc.integer({ min: 0, max: 22 }), { minLength: 1, maxLength: 4 }),
+          (prompts, continuation) => {
+            const cache = model.createCache(prompts.length);
+            let last = extend(model, cache, prompts);
+            // Append the continuation one token at a time (decode), or all at once for odd rows (observation).
+            for (const token of continuation)
+              last = extend(
+                model,
+                cache,
+                prompts.map(() => [token]),
+              );
+            prompts.forEach((p, b) => {
+              const full = [...p, ...continuation];
+              const ref = model.forward(tensor([full], { dtype: 'int32' })).logits.dataSync();
+              const V = 23;
+              expect(maxAbsDiff(last[b]!, ref.subarray((full.length - 1) * V))).toBeLessThan(1e-9);
+            });
+            expect(cache.lengths).toEqual(prompts.map((p) => p.length + continuation.length));
+            cache.dispose();
+          },
+        ),
+        { numRuns: 15 },
+      );
+    },
+  );
 
   it('rows of a cache advance independently (an observation appended to one row only)', () => {
     const model = new TransformerLM({ ...tiny, dtype: 'float64' });

@@ -116,6 +116,7 @@ const SCHEMA: Field = obj<TrainConfig>({
     warmupSteps: int(0),
     contextWeight: num({ min: 0 }),
     renameEntities: num({ min: 0, max: 1 }),
+    successfulOnly: bool,
   }),
   eval: obj<EvalConfig>({
     every: int(0),

@@ -120,6 +120,11 @@ export interface SftConfig {
    * context instead of recalling the training set's.
    */
   renameEntities: number;
+  /**
+   * Train only on demonstrations that earned a positive outcome reward: a scripted policy's failures
+   * (a missed retrieval, a wrong guess) are not worth imitating.
+   */
+  successfulOnly: boolean;
 }
 
 export interface EvalConfig {
@@ -246,6 +251,7 @@ export const DEFAULT_CONFIG: TrainConfig = {
     warmupSteps: 0,
     contextWeight: 0,
     renameEntities: 0,
+    successfulOnly: false,
   },
   eval: { every: 25, examples: 64, table: true, testExamples: 0, questions: '', corpus: '' },
   checkpoint: { dir: 'runs/agent-r1/checkpoints', every: 50, resume: false },

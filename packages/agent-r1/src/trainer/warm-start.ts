@@ -47,6 +47,11 @@ export function lengthBucketedBatches(
   return randomPermutation(batches.length, generator).map((i) => batches[i]);
 }
 
+/** The outcome reward a demonstration earned. */
+function outcome(demo: Demonstration): number {
+  return demo.turns.flatMap((t) => t.rewards).reduce((s, r) => s + (r.kind === 'outcome' ? r.value : 0), 0);
+}
+
 export const WARM_START_METRICS = 'warm-start.jsonl';
 
 /** The warm start's checkpoint folder: the policy the RL stage starts from. */
@@ -81,7 +86,8 @@ export async function warmStart<E>(
     }
   }
   const recorded: { example: E; demo: Demonstration }[] = [];
-  for (const [i, example] of task.train.slice(0, sft.demonstrations).entries()) {
+  const examples = task.train.slice(0, sft.demonstrations);
+  for (const [i, example] of examples.entries()) {
     const demo = await recordDemonstration(
       task.makeEnv(),
       example,
@@ -89,8 +95,12 @@ export async function warmStart<E>(
       task.codec,
       limits,
     );
-    recorded.push({ example, demo });
+    if (!sft.successfulOnly || outcome(demo) > 0) recorded.push({ example, demo });
   }
+  if (recorded.length === 0)
+    throw new Error(`warm start: none of the ${examples.length} demonstrations earned an outcome reward`);
+  if (recorded.length < examples.length)
+    log(`warm start: ${recorded.length} of ${examples.length} demonstrations succeeded; training on those`);
   const original = recorded.map(({ demo }) => encodeDemonstration(demo, task.codec, limits));
   const tooLong = original.findIndex((t) => t.tokens.length > limits.maxLength);
   if (tooLong >= 0)

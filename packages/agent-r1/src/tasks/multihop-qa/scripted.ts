@@ -90,6 +90,10 @@ function afterPrompt(context: string, prompt: string): string {
  * with the facet (`Thimphu capital`). A chain whose next entity never showed up stops early. It then answers
  * the gold answer when every hop's evidence was retrieved, else what the extractive reader finds.
  * This is the ceiling of a fixed strategy with this retriever.
+ *
+ * A space follows each opening tag (`<search> Costa Rica capital</search>`): the tokenizer then cuts the
+ * names as it cuts them in running text (` Costa`, not `Costa`), so a policy can copy a name's tokens
+ * from the question or a document as they are.
  */
 export function scriptedSearcher(
   example: QaExample,
@@ -112,13 +116,13 @@ export function scriptedSearcher(
     const searched = seen.split('<search>').length - 1;
     if (searched < hops) {
       const q = queryFor(searched, seen);
-      if (q !== undefined) return `<search>${q}</search>`;
+      if (q !== undefined) return `<search> ${q}</search>`;
     }
     const evidence = example.evidence ?? [];
     const retrieved = evidence.length > 0 && evidence.every((e) => containsAnswer(seen, [e]));
     const answer = retrieved
       ? (example.answers.find((a) => containsAnswer(seen, [a])) ?? example.answers[0])
       : readAnswer(example.question, seen);
-    return `<answer>${answer}</answer>`;
+    return `<answer> ${answer}</answer>`;
   };
 }
