@@ -128,6 +128,21 @@ export interface AttentionBackwardArgs extends Omit<AttentionArgs, 'out' | 'lse'
   dv: View;
 }
 
+/** The sizes of an attention call: batch, query and K/V heads, query rows, keys, head size. */
+export interface AttentionDims {
+  B: number;
+  H: number;
+  Hkv: number;
+  T: number;
+  S: number;
+  D: number;
+}
+
+export function attentionDims(args: Pick<AttentionArgs, 'q' | 'k'>): AttentionDims {
+  const [B, H, T, D] = args.q.shape;
+  return { B, H, Hkv: args.k.shape[1], T, S: args.k.shape[2], D };
+}
+
 export interface AdamWArgs {
   /** Updated in place, as are m and v. All four are contiguous and of one size. */
   param: View;

@@ -3,34 +3,26 @@
  * copied once into float64 scratch, so the inner loops index one monomorphic array type whatever the
  * storage dtype, and causally masked keys are skipped rather than scored.
  */
-import type { AttentionArgs, AttentionBackwardArgs, View } from '../backend.js';
+import {
+  type AttentionArgs,
+  type AttentionBackwardArgs,
+  type AttentionDims,
+  type View,
+  attentionDims,
+} from '../backend.js';
 import { dataOf } from './storage.js';
 import { assertDense, elementOffsets } from './strided.js';
 
-interface Layout {
-  B: number;
-  H: number;
-  Hkv: number;
-  T: number;
-  S: number;
-  D: number;
+interface Layout extends AttentionDims {
   /** Offsets of mask[b, h, i, 0] for each (b, h, i) row, and the mask's stride along keys. */
   maskRows: Int32Array | null;
   maskStride: number;
 }
 
 function layout(args: AttentionArgs | AttentionBackwardArgs): Layout {
-  const [B, H, T, D] = args.q.shape;
-  const Hkv = args.k.shape[1];
-  const S = args.k.shape[2];
   const m = args.mask;
   return {
-    B,
-    H,
-    Hkv,
-    T,
-    S,
-    D,
+    ...attentionDims(args),
     maskRows: m ? elementOffsets(m.shape.slice(0, 3), m.strides.slice(0, 3), m.offset) : null,
     maskStride: m ? m.strides[3] : 0,
   };

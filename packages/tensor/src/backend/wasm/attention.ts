@@ -6,7 +6,7 @@
  * CPU kernel uses float64). The backward runs one call per (batch, kv head): that call owns the kv head's
  * dk and dv, so they are summed in one fixed order whatever the thread count.
  */
-import type { AttentionArgs, AttentionBackwardArgs, View } from '../backend.js';
+import { type AttentionArgs, type AttentionBackwardArgs, type View, attentionDims } from '../backend.js';
 import { attentionBackward as cpuAttentionBackward, attention as cpuAttention } from '../cpu/attention.js';
 import { dataOf } from '../cpu/storage.js';
 import { assertDense } from '../cpu/strided.js';
@@ -23,9 +23,7 @@ export function attention(args: AttentionArgs): void {
     return;
   }
   assertDense('attention', q, k, v);
-  const [B, H, T, D] = q.shape;
-  const Hkv = k.shape[1];
-  const S = k.shape[2];
+  const { B, H, Hkv, T, S, D } = attentionDims(args);
   if (B * H * T === 0) return;
   if (D === 0 || S === 0) {
     cpuAttention(args);
@@ -92,9 +90,7 @@ export function attentionBackward(args: AttentionBackwardArgs): void {
     return;
   }
   assertDense('attentionBackward', q, k, v, out, dout);
-  const [B, H, T, D] = q.shape;
-  const Hkv = k.shape[1];
-  const S = k.shape[2];
+  const { B, H, Hkv, T, S, D } = attentionDims(args);
   if (B * H * T * S * D === 0) {
     cpuAttentionBackward(args);
     return;

@@ -2,34 +2,33 @@
  * What the attention kernels share: the shape and tile sizes, the parameter block, passes over keys (or rows)
  * that keep each invocation under llvmpipe's loop limit, and the WGSL for the causal/mask test.
  */
-import type { AttentionArgs, AttentionBackwardArgs, View } from '../../backend.js';
+import {
+  type AttentionArgs,
+  type AttentionBackwardArgs,
+  type AttentionDims,
+  type View,
+  attentionDims,
+} from '../../backend.js';
 import type { GpuStorage } from '../buffers.js';
 import { type Binding, Params } from '../queue.js';
 import { INF, PARAMS, buffer } from '../wgsl.js';
 
 export const ROWS = 64;
 
-export interface Shape {
-  B: number;
-  H: number;
-  Hkv: number;
-  T: number;
-  S: number;
-  D: number;
+export interface Shape extends AttentionDims {
   DM: number;
   /** Keys (or query rows) per staged tile: two tiles of TILE×DM floats stay within 16 KiB. */
   TILE: number;
 }
 
 export function shapeOf(args: AttentionArgs | AttentionBackwardArgs): Shape {
-  const [B, H, T, D] = args.q.shape;
-  const Hkv = args.k.shape[1];
-  const S = args.k.shape[2];
+  const dims = attentionDims(args);
+  const { D } = dims;
   if (D > 256) throw new Error(`webgpu attention: head size ${D} exceeds 256 (q [${args.q.shape}])`);
   for (const [what, v] of Object.entries({ q: args.q, k: args.k, v: args.v }))
     if (v.dtype !== 'float32') throw new Error(`webgpu attention: ${what} must be float32, got ${v.dtype}`);
   const DM = Math.max(16, 2 ** Math.ceil(Math.log2(Math.max(1, D))));
-  return { B, H, Hkv, T, S, D, DM, TILE: Math.max(4, Math.min(32, 1024 / DM)) };
+  return { ...dims, DM, TILE: Math.max(4, Math.min(32, 1024 / DM)) };
 }
 
 /**
