@@ -21,7 +21,7 @@ const policy = new TransformerLM({
 /** Answers each action with "<ok>" and ends after `turns` actions, rewarding the last one. */
 class EchoEnv implements AgentEnv<string> {
   private turn = 0;
-  constructor(private readonly turns: number) {}
+  constructor(protected turns: number) {}
   reset(question: string): string {
     return `q ${question} `;
   }
@@ -87,6 +87,37 @@ describe('rollout', () => {
         else expect(t.logprobs[i]).toBe(0);
       }
     }
+  });
+
+  it('a batch gives each example the trajectory it gets alone (greedy; rows end at different turns, finished rows leave the cache)', async () => {
+    // Episodes of 1 to 4 turns: rows finish at different steps, so the cache is compacted along the way,
+    // and observations arrive while other rows decode, so extend takes its separate pass for them.
+    class VaryingEnv extends EchoEnv {
+      constructor() {
+        super(0);
+      }
+      override reset(question: string): string {
+        this.turns = (question.length % 4) + 1;
+        return super.reset(question);
+      }
+    }
+    const examples = ['a', 'bb', 'ccc', 'dddd', 'eeeee', 'ffffff', 'ggggggg', 'h'];
+    const options = {
+      ...base,
+      examples,
+      samplesPerExample: 1,
+      sampling: { temperature: 0, greedy: true },
+      makeEnv: () => new VaryingEnv(),
+      generator: new Generator(4),
+    };
+    const batched = await rollout(options);
+    for (const [i, example] of examples.entries()) {
+      const [alone] = await rollout({ ...options, examples: [example] });
+      expect(batched[i].tokens).toEqual(alone.tokens);
+      expect(batched[i].turns).toEqual(alone.turns);
+      for (const [k, lp] of alone.logprobs.entries()) expect(batched[i].logprobs[k]).toBeCloseTo(lp, 5);
+    }
+    expect(new Set(batched.map((t) => t.turns.length)).size).toBeGreaterThan(2);
   });
 
   it('is reproducible from the seed', async () => {

@@ -64,40 +64,71 @@ describe('TransformerLM', () => {
   });
 
   it.each([false, true])(
-    'KV-cache decoding returns the logits of a full forward pass (random prompts and splits; copy head: %s)',
+    'KV-cache decoding returns the logits of a full forward pass (random prompts, rows appending 0..3 tokens per step; copy head: %s)',
     (copyHead) => {
       const model = new TransformerLM({ ...tiny, copyHead, dtype: 'float64' });
+      const tokens = (minLength: number, maxLength: number) =>
+        fc.array(fc.integer({ min: 0, max: 22 }), { minLength, maxLength });
       fc.assert(
         fc.property(
-          fc.array(fc.array(fc.integer({ min: 0, max: 22 }), { minLength: 1, maxLength: 6 }), {
+          fc.array(fc.record({ prompt: tokens(1, 6), chunks: fc.array(tokens(0, 3), { maxLength: 4 }) }), {
             minLength: 1,
-            maxLength: 3,
+            maxLength: 4,
           }),
-          fc.array(fc.integer({ min: 0, max: 22 }), { minLength: 1, maxLength: 4 }),
-          (prompts, continuation) => {
-            const cache = model.createCache(prompts.length);
-            let last = extend(model, cache, prompts);
-            // Append the continuation one token at a time (decode), or all at once for odd rows (observation).
-            for (const token of continuation)
-              last = extend(
+          (rows) => {
+            const cache = model.createCache(rows.length);
+            const last = extend(
+              model,
+              cache,
+              rows.map((r) => r.prompt),
+            );
+            // Each step mixes rows that decode one token, rows that append several (an observation, which
+            // takes extend's separate pass) and rows that add nothing.
+            const steps = Math.max(...rows.map((r) => r.chunks.length));
+            for (let step = 0; step < steps; step++) {
+              const out = extend(
                 model,
                 cache,
-                prompts.map(() => [token]),
+                rows.map((r) => r.chunks[step] ?? []),
               );
-            prompts.forEach((p, b) => {
-              const full = [...p, ...continuation];
+              out.forEach((logits, b) => {
+                if (logits) last[b] = logits;
+              });
+            }
+            rows.forEach((r, b) => {
+              const full = [r.prompt, ...r.chunks].flat();
               const ref = model.forward(tensor([full], { dtype: 'int32' })).logits.dataSync();
               const V = 23;
               expect(maxAbsDiff(last[b]!, ref.subarray((full.length - 1) * V))).toBeLessThan(1e-9);
+              expect(cache.lengths[b]).toBe(full.length);
             });
-            expect(cache.lengths).toEqual(prompts.map((p) => p.length + continuation.length));
             cache.dispose();
           },
         ),
-        { numRuns: 15 },
+        { numRuns: 20 },
       );
     },
   );
+
+  it('KVCache.gather copies rows out and scatter writes them back', () => {
+    const model = new TransformerLM({ ...tiny, copyHead: true, dtype: 'float64' });
+    const cache = model.createCache(3);
+    extend(model, cache, [[1, 2], [3], [4, 5, 6]]);
+    const sub = cache.gather([2, 0]);
+    expect(sub.lengths).toEqual([3, 2]);
+    expect(Array.from(sub.tokenIds![0].subarray(0, 3))).toEqual([4, 5, 6]);
+    expect(maxAbsDiff(sub.keys[1].select(0, 1).dataSync(), cache.keys[1].select(0, 0).dataSync())).toBe(0);
+    extend(model, sub, [[7], [8, 9]]);
+    cache.scatter(sub, [2, 0]);
+    expect(cache.lengths).toEqual([4, 1, 4]);
+    expect(maxAbsDiff(cache.copyKeys!.select(0, 2).dataSync(), sub.copyKeys!.select(0, 0).dataSync())).toBe(
+      0,
+    );
+    expect(() => cache.gather([3])).toThrow(/row 3/);
+    expect(() => cache.scatter(sub, [0])).toThrow(/1 rows for a cache of 2/);
+    sub.dispose();
+    cache.dispose();
+  });
 
   it('rows of a cache advance independently (an observation appended to one row only)', () => {
     const model = new TransformerLM({ ...tiny, dtype: 'float64' });

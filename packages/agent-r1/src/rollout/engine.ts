@@ -59,38 +59,50 @@ export async function rollout<Example>(o: RolloutOptions<Example>): Promise<Traj
       rows.push({ env, traj, action: [], actionStart: prompt.length, finished: false });
     }
   }
-  const cache = o.policy.createCache(rows.length, limits.maxLength);
+  // Cache row s holds rows[slots[s]]; finished rows are dropped from the cache once they are half of it.
+  let cache = o.policy.createCache(rows.length, limits.maxLength);
+  let slots = rows.map((_, b) => b);
   try {
     let pending: number[][] = rows.map((r) => r.traj.tokens);
     while (rows.some((r) => !r.finished)) {
       const logits = extend(o.policy, cache, pending);
-      pending = rows.map(() => []);
+      pending = slots.map(() => []);
+      // One draw per trajectory, whatever rows the cache holds, so that compaction changes no sample.
       const draws = rand([rows.length], { generator: o.generator, dtype: 'float64' });
       const u = draws.dataSync();
       draws.dispose();
       const ended: number[] = [];
-      for (const [b, row] of rows.entries()) {
-        const rowLogits = logits[b];
+      for (const [s, b] of slots.entries()) {
+        const row = rows[b];
+        const rowLogits = logits[s];
         if (row.finished || !rowLogits) continue;
         const { token, logprob } = sampleToken(rowLogits, u[b], o.sampling);
         row.action.push(token);
         row.traj.tokens.push(token);
         row.traj.actionMask.push(1);
         row.traj.logprobs.push(logprob);
-        pending[b] = [token];
+        pending[s] = [token];
         const stopped =
           o.stopTokens.includes(token) ||
           row.action.length >= limits.maxTokensPerTurn ||
           row.traj.tokens.length >= limits.maxLength ||
           (o.stopStrings.length > 0 && endsWithAny(codec.decode(row.action), o.stopStrings));
-        if (stopped) ended.push(b);
+        if (stopped) ended.push(s);
       }
       const results = await Promise.all(
-        ended.map((b) => rows[b].env.step(codec.decode(rows[b].action), rows[b].action)),
+        ended.map((s) => rows[slots[s]].env.step(codec.decode(rows[slots[s]].action), rows[slots[s]].action)),
       );
-      ended.forEach((b, i) => {
-        pending[b] = closeTurn(rows[b], results[i], pending[b], limits, codec);
+      ended.forEach((s, i) => {
+        pending[s] = closeTurn(rows[slots[s]], results[i], pending[s], limits, codec);
       });
+      const live = slots.flatMap((b, s) => (rows[b].finished ? [] : [s]));
+      if (live.length > 0 && live.length <= slots.length / 2) {
+        const compact = cache.gather(live);
+        cache.dispose();
+        cache = compact;
+        pending = live.map((s) => pending[s]);
+        slots = live.map((s) => slots[s]);
+      }
     }
   } finally {
     cache.dispose();

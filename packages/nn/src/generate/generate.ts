@@ -53,6 +53,10 @@ function padBatch(
 /**
  * Appends tokens to each row of the cache (a prompt, an observation, or one sampled token; rows may add
  * none) and returns the logits at each row's last new position as plain arrays (null for rows that added none).
+ *
+ * A batch pass pads every row to the longest one, so when a few rows append many tokens (an observation)
+ * while the rest add one (decoding), those few go through their own pass over a cache of just their rows:
+ * otherwise every row of the batch would compute a whole observation's length of padding.
  */
 export function extend(
   model: TransformerLM,
@@ -61,6 +65,38 @@ export function extend(
 ): (Float64Array | null)[] {
   if (rows.length !== cache.batch)
     throw new Error(`extend: got ${rows.length} rows for a cache of ${cache.batch}`);
+  const long = rows.flatMap((r, b) => (r.length > 1 ? [b] : []));
+  if (long.length === 0 || long.length === rows.length) return extendPass(model, cache, rows);
+  const out = rows.some((r) => r.length === 1)
+    ? extendPass(
+        model,
+        cache,
+        rows.map((r) => (r.length > 1 ? [] : r)),
+      )
+    : rows.map(() => null);
+  const sub = cache.gather(long);
+  try {
+    const logits = extendPass(
+      model,
+      sub,
+      long.map((b) => rows[b]),
+    );
+    cache.scatter(sub, long);
+    long.forEach((b, i) => {
+      out[b] = logits[i];
+    });
+  } finally {
+    sub.dispose();
+  }
+  return out;
+}
+
+/** One forward pass over the whole cache, every row padded to the longest. */
+function extendPass(
+  model: TransformerLM,
+  cache: KVCache,
+  rows: readonly (readonly number[])[],
+): (Float64Array | null)[] {
   return noGrad(() =>
     tidy(() => {
       const { ids, lengths } = padBatch(rows, model.config.device);

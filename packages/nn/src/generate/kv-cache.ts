@@ -89,6 +89,27 @@ export class KVCache {
     }
   }
 
+  /**
+   * A new cache holding copies of the given rows, in that order (their keys, values, copy keys, token ids
+   * and lengths): a pass over a few rows need not pad or compute every row of a large batch.
+   */
+  gather(rows: readonly number[]): KVCache {
+    for (const r of rows) {
+      if (!Number.isInteger(r) || r < 0 || r >= this.batch)
+        throw new Error(`KVCache.gather: row ${r} is not one of 0..${this.batch - 1}`);
+    }
+    const sub = new KVCache({ ...this.shape, batch: rows.length });
+    rows.forEach((r, i) => copyRow(this, r, sub, i));
+    return sub;
+  }
+
+  /** Writes every row of `sub` (made by `gather(rows)` and extended since) back to row rows[i]. */
+  scatter(sub: KVCache, rows: readonly number[]): void {
+    if (rows.length !== sub.batch)
+      throw new Error(`KVCache.scatter: ${rows.length} rows for a cache of ${sub.batch}`);
+    rows.forEach((r, i) => copyRow(sub, i, this, r));
+  }
+
   /** Advances each row's length once every layer has been written. */
   advance(added: readonly number[]): void {
     added.forEach((n, b) => {
@@ -105,4 +126,22 @@ export class KVCache {
     for (const t of [...this.keys, ...this.values]) t.dispose();
     this.copyKeys?.dispose();
   }
+}
+
+/** Row `from` of `src` (every tensor, the token ids and the length) over row `to` of `dst`. */
+function copyRow(src: KVCache, from: number, dst: KVCache, to: number): void {
+  const tensors: [Tensor, Tensor][] = [
+    ...src.keys.map((k, l): [Tensor, Tensor] => [k, dst.keys[l]]),
+    ...src.values.map((v, l): [Tensor, Tensor] => [v, dst.values[l]]),
+  ];
+  if (src.copyKeys && dst.copyKeys) tensors.push([src.copyKeys, dst.copyKeys]);
+  for (const [s, d] of tensors) {
+    const rowSrc = s.select(0, from);
+    const rowDst = d.select(0, to);
+    rowDst.copy_(rowSrc);
+    rowSrc.dispose();
+    rowDst.dispose();
+  }
+  if (src.tokenIds && dst.tokenIds) dst.tokenIds[to].set(src.tokenIds[from]);
+  dst.lengths[to] = src.lengths[from];
 }
