@@ -99,7 +99,7 @@ export class KVCache {
         throw new Error(`KVCache.gather: row ${r} is not one of 0..${this.batch - 1}`);
     }
     const sub = new KVCache({ ...this.shape, batch: rows.length });
-    rows.forEach((r, i) => copyRow(this, r, sub, i));
+    for (const [i, r] of rows.entries()) copyRow(this, r, sub, i);
     return sub;
   }
 
@@ -107,7 +107,7 @@ export class KVCache {
   scatter(sub: KVCache, rows: readonly number[]): void {
     if (rows.length !== sub.batch)
       throw new Error(`KVCache.scatter: ${rows.length} rows for a cache of ${sub.batch}`);
-    rows.forEach((r, i) => copyRow(sub, i, this, r));
+    for (const [i, r] of rows.entries()) copyRow(sub, i, this, r);
   }
 
   /** Advances each row's length once every layer has been written. */
