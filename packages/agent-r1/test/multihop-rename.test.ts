@@ -30,8 +30,10 @@ describe('entityRenamer', () => {
   it('replaces every mentioned name by one other name, the same in every text, and nothing else', () => {
     fc.assert(
       fc.property(fc.integer({ min: 0, max: 2 ** 31 }), (seed) => {
-        const rename = entityRenamer(example, texts, pool, new Generator(seed));
-        const out = texts.map(rename);
+        const renaming = entityRenamer(example, texts, pool, new Generator(seed));
+        const out = texts.map(renaming.apply);
+        // Restoring gives the texts back: a renamed search or answer can be run and scored as the real one.
+        expect(out.map(renaming.restore)).toEqual(texts);
         const city = /city (.+) is located/.exec(out[0])![1];
         expect(out[1]).toBe(`<search>${city}</search>`);
         const country = /central (.+)\. Doc 2/.exec(out[2])![1];
@@ -62,7 +64,7 @@ describe('entityRenamer', () => {
       entities: ['Belarus'],
     };
     const doc = '<result>Doc 1 (Belarus (currency)): Belarus uses the Belarusian ruble (BYN).</result>';
-    const out = entityRenamer(currency, [currency.question, doc], pool, new Generator(3))(doc);
+    const out = entityRenamer(currency, [currency.question, doc], pool, new Generator(3)).apply(doc);
     const m = /Doc 1 \((.+) \(currency\)\): (.+) uses the (.+) \(([A-Z]+)\)\./.exec(out)!;
     expect(m[1]).toBe(m[2]);
     expect(m[1]).not.toBe('Belarus');
@@ -72,12 +74,12 @@ describe('entityRenamer', () => {
   });
 
   it('is reproducible from the generator and leaves texts without names alone', () => {
-    const a = texts.map(entityRenamer(example, texts, pool, new Generator(7)));
-    const b = texts.map(entityRenamer(example, texts, pool, new Generator(7)));
+    const a = texts.map(entityRenamer(example, texts, pool, new Generator(7)).apply);
+    const b = texts.map(entityRenamer(example, texts, pool, new Generator(7)).apply);
     expect(a).toEqual(b);
     const none = { ...example, entities: [], answers: [], evidence: [] };
     const plain = ['Question: how far?', '<answer>far</answer>'];
-    expect(plain.map(entityRenamer(none, plain, pool, new Generator(1)))).toEqual(plain);
+    expect(plain.map(entityRenamer(none, plain, pool, new Generator(1)).apply)).toEqual(plain);
   });
 });
 

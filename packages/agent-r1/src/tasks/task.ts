@@ -28,14 +28,21 @@ export interface AgentTask<Example = unknown> {
   /** A scripted policy for one example, for demonstrations (the supervised warm start). */
   scripted?(example: Example, index: number): TextPolicy;
   /**
-   * For the warm start's `sft.renameEntities`: a rewrite of one demonstration's texts (all of them are
-   * given) that renames its entities consistently, drawing the new names from `generator`.
+   * For `sft.renameEntities` and `train.renameEntities`: a renaming of one episode's entities (found in its
+   * texts, all of them given: prompt, actions, observations), consistent across texts, with new names drawn
+   * from `generator`.
    */
-  renameEntities?(example: Example, texts: readonly string[], generator: Generator): (text: string) => string;
+  renameEntities?(example: Example, texts: readonly string[], generator: Generator): EntityRenaming;
   /** Info keys scored on the answer (e.g. 'em', 'f1'): 0 for a trajectory that never answered. */
   answerMetrics?: readonly string[];
   /** An example made from a user's question, for `agent-r1 chat`. */
   fromQuestion?(question: string): Example;
+}
+
+/** Names replaced by others in every text of an episode (`apply`), and put back (`restore`). */
+export interface EntityRenaming {
+  apply(text: string): string;
+  restore(text: string): string;
 }
 
 export type TaskFactory = (config: TrainConfig) => AgentTask | Promise<AgentTask>;

@@ -48,8 +48,8 @@ export const presets: Record<string, PartialTrainConfig> = {
    * Multi-hop QA with the search tool, the main job (`npm run train`): a policy with a copy head; a warm
    * start on the successful scripted-searcher demonstrations of every training question (actions, plus the
    * context at half weight), nine in ten of them with their entities renamed each pass, so that the policy
-   * learns to copy names rather than recall them; then GRPO, then the results table on the test split.
-   * Measured at 54 minutes on a loaded two-core machine, over the half hour aimed at (docs/results.md).
+   * learns to copy names rather than recall them; then 40 GRPO steps, then the results table on the test
+   * split. About 26 minutes on two cores (docs/results.md).
    */
   multihop: {
     task: 'multihop-qa',
@@ -67,14 +67,14 @@ export const presets: Record<string, PartialTrainConfig> = {
       successfulOnly: true,
     },
     train: {
-      steps: 20,
+      steps: 40,
       promptsPerStep: 8,
       miniBatchSize: 16,
       microBatchSize: 8,
       lr: 0.0003,
       warmupSteps: 0,
     },
-    eval: { every: 20, examples: 64 },
+    eval: { every: 20, examples: 128 },
     checkpoint: { dir: 'runs/multihop/checkpoints', every: 10 },
     log: { dir: 'runs/multihop' },
   },

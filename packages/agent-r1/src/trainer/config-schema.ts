@@ -107,6 +107,7 @@ const SCHEMA: Field = obj<TrainConfig>({
     gradClip: num({ min: 0 }),
     warmupSteps: int(0),
     schedule: oneOf('constant', 'cosine', 'linear'),
+    renameEntities: num({ min: 0, max: 1 }),
   }),
   sft: obj<SftConfig>({
     steps: int(0),

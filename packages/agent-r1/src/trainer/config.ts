@@ -98,6 +98,11 @@ export interface TrainLoopConfig {
   gradClip: number;
   warmupSteps: number;
   schedule: LrSchedule;
+  /**
+   * Chance that a step's example is played with its entities renamed (one renaming per group; tasks with
+   * `renameEntities` only): the warm start's `sft.renameEntities`, for RL. 0 never, 1 always.
+   */
+  renameEntities: number;
 }
 
 export interface SftConfig {
@@ -242,6 +247,7 @@ export const DEFAULT_CONFIG: TrainConfig = {
     gradClip: 1,
     warmupSteps: 10,
     schedule: 'constant',
+    renameEntities: 0,
   },
   sft: {
     steps: 0,

@@ -65,6 +65,11 @@ export async function recordDemonstration<Example>(
   return demo;
 }
 
+/** Every text of a demonstration: its prompt, then each turn's action and observation. */
+export function demonstrationTexts(demo: Demonstration): string[] {
+  return [demo.prompt, ...demo.turns.flatMap((t) => [t.action, t.observation])];
+}
+
 /**
  * The demonstration as a trajectory, every text passed through `rewrite` first (the identity by default);
  * each action's rewards are credited to its last token.

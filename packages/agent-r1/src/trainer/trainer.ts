@@ -15,7 +15,8 @@ import {
   warmupLinear,
 } from '@agent-r1/nn';
 import { Generator } from '@agent-r1/tensor';
-import type { AgentTask } from '../tasks/task.js';
+import { RenamingEnv } from '../mdp/renaming-env.js';
+import type { AgentTask, EntityRenaming } from '../tasks/task.js';
 import type { TrainConfig } from './config.js';
 import { type Evaluation, evaluate } from './evaluate.js';
 import { openMetricsLog, readMetrics } from './metrics-log.js';
@@ -24,6 +25,7 @@ import { buildCritic, buildPolicy, freezeCopy } from './models.js';
 import { randomPermutation } from './permutation.js';
 import { plotMetrics } from './plot.js';
 import { createProgress } from './progress.js';
+import { rlRenamings } from './rl-renaming.js';
 import { type RlContext, type StepMetrics, rlStep } from './rl-step.js';
 import { warmStart } from './warm-start.js';
 
@@ -74,7 +76,10 @@ export async function trainAgent<E>(
     : null;
   const rolloutGenerator = new Generator(config.seed);
   const dataGenerator = new Generator(config.seed + 1);
-  const generators = { rollout: rolloutGenerator, data: dataGenerator };
+  const renameGenerator = new Generator(config.seed + 3);
+  const generators = { rollout: rolloutGenerator, data: dataGenerator, rename: renameGenerator };
+  const drawRenamings = rlRenamings(config, task, renameGenerator);
+  let renamings = new Map<E, EntityRenaming>();
   let state: SavedState = { step: 0, warmStarted: false };
   if (config.checkpoint.resume && existsSync(join(policyDir, 'state.json'))) {
     state = await loadCheckpoint<SavedState>(policyDir, { model: policy, optimizer, generators });
@@ -108,7 +113,9 @@ export async function trainAgent<E>(
     critic,
     criticOptimizer,
     codec: task.codec,
-    makeEnv: () => task.makeEnv(),
+    makeEnv: drawRenamings
+      ? () => new RenamingEnv(task.makeEnv(), (example) => renamings.get(example) ?? null)
+      : () => task.makeEnv(),
     stopTokens: task.stopTokens,
     stopStrings: task.stopStrings,
     generator: rolloutGenerator,
@@ -135,6 +142,7 @@ export async function trainAgent<E>(
   for (let step = state.step + 1; step <= config.train.steps; step++) {
     const examples = sampleExamples(task.train, config.train.promptsPerStep, dataGenerator);
     const lr = config.train.lr * lrScale(step - 1);
+    if (drawRenamings) renamings = await drawRenamings(examples);
     const { metrics } = await rlStep(ctx, examples, lr);
     const record: StepMetrics = { ...metrics };
     if (config.eval.every > 0 && step % config.eval.every === 0 && validation.length > 0) {

@@ -13,6 +13,7 @@ import type { AgentTask } from '../tasks/task.js';
 import type { TrainConfig } from './config.js';
 import {
   type Demonstration,
+  demonstrationTexts,
   encodeDemonstration,
   recordDemonstration,
   rewriteDemonstration,
@@ -118,10 +119,10 @@ export async function warmStart<E>(
   const pass = (): Trajectory[] =>
     recorded.map(({ example, demo }, i) => {
       if (!renaming || generator.random() >= sft.renameEntities) return original[i];
-      const texts = [demo.prompt, ...demo.turns.flatMap((t) => [t.action, t.observation])];
+      const texts = demonstrationTexts(demo);
       for (let attempt = 0; attempt < RENAME_TRIES; attempt++) {
-        const rewrite = task.renameEntities!(example, texts, generator);
-        const renamed = rewriteDemonstration(demo, task.codec, limits, rewrite);
+        const { apply } = task.renameEntities!(example, texts, generator);
+        const renamed = rewriteDemonstration(demo, task.codec, limits, apply);
         if (renamed) return renamed;
       }
       return original[i];

@@ -6,6 +6,7 @@
  * pass, copying is the only way to fit the demonstrations.
  */
 import type { Generator } from '@agent-r1/tensor';
+import type { EntityRenaming } from '../task.js';
 import { splitTitle } from './scripted.js';
 import type { QaExample } from './data/types.js';
 
@@ -111,17 +112,18 @@ function madeUpCode(length: number, generator: Generator): string {
 }
 
 /**
- * A rewrite of one demonstration's texts that replaces each name it mentions by another, the same one
- * wherever it occurs (longer names first, so `Trondheim Fjord` is one name, not `Trondheim` + `Fjord`):
- * half of the time a name from `pool`, otherwise a made-up one (a made-up code for a currency code), never
- * a name the demonstration mentions.
+ * A renaming of one episode's names (found in `texts`: its prompt, actions and observations) by others, the
+ * same one wherever it occurs (longer names first, so `Trondheim Fjord` is one name, not `Trondheim` +
+ * `Fjord`): half of the time a name from `pool`, otherwise a made-up one (a made-up code for a currency
+ * code), never a name the texts mention. `restore` maps the new names back, so that a search or an answer
+ * written in the renamed world can be run and scored in the real one.
  */
 export function entityRenamer(
   example: QaExample,
   texts: readonly string[],
   pool: readonly string[],
   generator: Generator,
-): (text: string) => string {
+): EntityRenaming {
   const candidates = new Set(entityNames([example]));
   for (const text of texts)
     for (const m of text.matchAll(/Doc \d+ \((.+?)\):/g)) candidates.add(splitTitle(m[1]).main);
@@ -129,7 +131,6 @@ export function entityRenamer(
   const mentioned = [...candidates]
     .filter((name) => name.length > 1 && occurrences(all, name).length > 0)
     .sort();
-  if (mentioned.length === 0) return (text) => text;
   const taken = new Set(mentioned.map((n) => n.toLowerCase()));
   const replacement = new Map<string, string>();
   for (const name of mentioned) {
@@ -142,5 +143,9 @@ export function entityRenamer(
     taken.add(other.toLowerCase());
     replacement.set(name, other);
   }
-  return (text) => replaceNames(text, replacement);
+  const inverse = new Map([...replacement].map(([from, to]) => [to, from]));
+  return {
+    apply: (text) => (replacement.size === 0 ? text : replaceNames(text, replacement)),
+    restore: (text) => (inverse.size === 0 ? text : replaceNames(text, inverse)),
+  };
 }

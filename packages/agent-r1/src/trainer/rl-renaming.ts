@@ -1,0 +1,49 @@
+/**
+ * `train.renameEntities`: the entity renaming of the warm start, carried into RL. Each step draws, for each
+ * of its examples with that chance, one renaming that every sample of the example's group shares; the
+ * names come from the example's scripted demonstration (recorded once per example), as in the warm start.
+ */
+import type { Generator } from '@agent-r1/tensor';
+import type { EntityRenaming, AgentTask } from '../tasks/task.js';
+import type { TrainConfig } from './config.js';
+import { demonstrationTexts, recordDemonstration } from './demonstrations.js';
+
+/** The renamings of one step's examples (an example left out keeps its names). */
+export type StepRenamings<E> = (examples: readonly E[]) => Promise<Map<E, EntityRenaming>>;
+
+/** Null when `train.renameEntities` is 0; throws when the task cannot rename. */
+export function rlRenamings<E>(
+  config: TrainConfig,
+  task: AgentTask<E>,
+  generator: Generator,
+): StepRenamings<E> | null {
+  const chance = config.train.renameEntities;
+  if (chance === 0) return null;
+  const { renameEntities, scripted } = task;
+  if (!renameEntities || !scripted)
+    throw new Error(
+      `config: "train.renameEntities" is ${chance} but task "${task.name}" has no entity renaming and scripted policy`,
+    );
+  const textsOf = new Map<E, string[]>();
+  return async (examples) => {
+    const out = new Map<E, EntityRenaming>();
+    for (const example of examples) {
+      if (out.has(example) || generator.random() >= chance) continue;
+      let texts = textsOf.get(example);
+      if (!texts) {
+        const index = task.train.indexOf(example);
+        const demo = await recordDemonstration(
+          task.makeEnv(),
+          example,
+          scripted(example, index),
+          task.codec,
+          config.rollout,
+        );
+        texts = demonstrationTexts(demo);
+        textsOf.set(example, texts);
+      }
+      out.set(example, renameEntities(example, texts, generator));
+    }
+    return out;
+  };
+}
