@@ -45,6 +45,71 @@ describe('TransformerLM', () => {
     expect(maxAbsDiff(l1.subarray(3 * 23), l2.subarray(3 * 23))).toBeGreaterThan(0);
   });
 
+  it.each([false, true])(
+    'logits at chosen positions equal the full pass at those positions, and so do their gradients (copy head: %s)',
+    (copyHead) => {
+      const model = new TransformerLM({ ...tiny, copyHead, dtype: 'float64' });
+      const V = tiny.vocabSize;
+      fc.assert(
+        fc.property(
+          fc.integer({ min: 1, max: 3 }),
+          fc.integer({ min: 1, max: 9 }),
+          fc.integer({ min: 0, max: 2 ** 31 }),
+          (B, T, seed) => {
+            const generator = new Generator(seed);
+            const ids = randint(0, V, [B, T], { generator, dtype: 'int32' });
+            const positions = Array.from({ length: B }, () =>
+              Array.from({ length: T }, (_, t) => t).filter(() => generator.random() < 0.4),
+            );
+            const grads = (loss: () => ReturnType<typeof tensor>) => {
+              model.zeroGrad();
+              tidy(() => loss().backward());
+              // A parameter no chosen output depends on has no gradient: zeros.
+              return model
+                .parameters()
+                .map((p) => Array.from(p.grad?.dataSync() ?? p.dataSync().map(() => 0)));
+            };
+            // Weight each chosen (row, position) by a fixed number, so gradients must match position by position.
+            const weightOf = (b: number, p: number) => 1 + ((b * 7 + p * 3) % 5);
+            const full = model.forward(ids).logits;
+            const chosen = model.forward(ids, { positions }).logits;
+            const F = full.dataSync();
+            const C = chosen.dataSync();
+            const Q = chosen.shape[1];
+            expect(chosen.shape).toEqual([B, Math.max(1, ...positions.map((p) => p.length)), V]);
+            for (const [b, row] of positions.entries())
+              row.forEach((p, q) => {
+                const at = (b * Q + q) * V;
+                expect(
+                  maxAbsDiff(C.subarray(at, at + V), F.subarray((b * T + p) * V, (b * T + p + 1) * V)),
+                ).toBeLessThan(1e-12);
+              });
+            const weights = (shape: number[], index: (b: number, i: number) => number | null) => {
+              const data = new Float64Array(shape[0] * shape[1] * V);
+              for (let b = 0; b < shape[0]; b++)
+                for (let i = 0; i < shape[1]; i++) {
+                  const p = index(b, i);
+                  if (p !== null)
+                    data.fill(weightOf(b, p), (b * shape[1] + i) * V, (b * shape[1] + i + 1) * V);
+                }
+              return tensor(data, { shape: [shape[0], shape[1], V], dtype: 'float64' });
+            };
+            const fullWeights = weights([B, T], (b, t) => (positions[b].includes(t) ? t : null));
+            const chosenWeights = weights([B, Q], (b, q) => positions[b][q] ?? null);
+            const g1 = grads(() => model.forward(ids).logits.mul(fullWeights).sum());
+            const g2 = grads(() => model.forward(ids, { positions }).logits.mul(chosenWeights).sum());
+            for (const [i, g] of g1.entries()) expect(maxAbsDiff(g, g2[i])).toBeLessThan(1e-9);
+            for (const t of [ids, full, chosen, fullWeights, chosenWeights]) t.dispose();
+          },
+        ),
+        { numRuns: 15 },
+      );
+      expect(() => model.forward(tensor([[1, 2]], { dtype: 'int32' }), { positions: [[2]] })).toThrow(
+        /position 2 of row 0/,
+      );
+    },
+  );
+
   it('ignores right padding: a padded row gives the logits of the unpadded row', () => {
     const model = new TransformerLM(tiny);
     const alone = model.forward(tensor([[5, 6]], { dtype: 'int32' })).logits.dataSync();

@@ -8,7 +8,7 @@ import { type AdamW, type TransformerLM, clipGradNorm } from '@agent-r1/nn';
 import { type Generator, type Tensor, tidy } from '@agent-r1/tensor';
 import type { TrajectoryBatch } from '../algorithms/batch.js';
 import { rowsToTensor } from '../algorithms/batch.js';
-import { klLoss, policyEntropy, ppoLoss, valueLoss } from '../algorithms/losses.js';
+import { aggregateLoss, klLoss, lossMask, ppoLoss, valueLoss } from '../algorithms/losses.js';
 import type { TrainConfig } from './config.js';
 import { randomPermutation } from './permutation.js';
 import { sequenceForward } from './sequence.js';
@@ -59,6 +59,8 @@ export function updatePolicy(
   const { batch } = inputs;
   const temperature = config.rollout.temperature > 0 ? config.rollout.temperature : 1;
   const isPpo = algorithm.name === 'ppo';
+  // Only the tokens in the loss get logits (the policy's actions, or the whole response without the mask).
+  const needed = algorithm.useActionMask ? batch.actionMask : batch.responseMask;
   const sums: UpdateMetrics = {
     policyLoss: 0,
     clipFraction: 0,
@@ -82,7 +84,11 @@ export function updatePolicy(
       for (const micro of chunks(mini, train.microBatchSize)) {
         const weight = micro.length / mini.length;
         const m = tidy(() => {
-          const out = sequenceForward(models.policy, batch, micro, temperature);
+          const out = sequenceForward(models.policy, batch, micro, {
+            temperature,
+            needed,
+            entropy: true,
+          });
           const masks = {
             actionMask: pick(batch.actionMask, micro),
             responseMask: pick(batch.responseMask, micro),
@@ -110,18 +116,12 @@ export function updatePolicy(
             kl = k.itemSync();
             loss = loss.add(k.mul(algorithm.klCoef));
           }
-          // The entropy of the distribution predicting token t sits in logits column t - 1.
-          const shifted = {
-            ...masks,
-            actionMask: masks.actionMask.narrow(1, 1, batch.length - 1),
-            responseMask: masks.responseMask.narrow(1, 1, batch.length - 1),
-          };
-          const entropy = policyEntropy({ ...shifted, logits: out.logits });
+          const entropy = aggregateLoss(out.entropy!, lossMask(masks), algorithm.aggregation);
           if (algorithm.entropyCoef > 0) loss = loss.sub(entropy.mul(algorithm.entropyCoef));
           let vLoss = 0;
           if (isPpo) {
             const values = models.critic
-              ? sequenceForward(models.critic, batch, micro, 1).values
+              ? sequenceForward(models.critic, batch, micro, { needed }).values
               : out.values;
             if (!values || !inputs.oldValues) throw new Error('updatePolicy: PPO needs a value head');
             const v = valueLoss({

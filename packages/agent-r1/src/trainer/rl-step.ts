@@ -40,12 +40,13 @@ function rows(t: Tensor): Float64Array[] {
   return Array.from({ length: n }, (_, i) => Float64Array.from(data.subarray(i * l, (i + 1) * l)));
 }
 
-/** Per-token tensors of a frozen model over the whole batch, as rows. */
+/** Per-token tensors of a frozen model over the whole batch (log-probs at the needed tokens), as rows. */
 function frozenPass(
   model: TransformerLM,
   batch: ReturnType<typeof buildBatch>,
   micro: number,
   temperature: number,
+  needed: readonly Float64Array[],
 ) {
   const lp: Float64Array[] = [];
   const values: Float64Array[] = [];
@@ -53,7 +54,7 @@ function frozenPass(
     for (let start = 0; start < batch.size; start += micro) {
       const idx = Array.from({ length: Math.min(micro, batch.size - start) }, (_, i) => start + i);
       tidy(() => {
-        const out = sequenceForward(model, batch, idx, temperature);
+        const out = sequenceForward(model, batch, idx, { temperature, needed });
         lp.push(...rows(out.logprobs));
         if (out.values) values.push(...rows(out.values));
       });
@@ -91,12 +92,14 @@ export async function rlStep<Example>(
   const batch = buildBatch(trajectories, { includeProcessRewards: algorithm.processRewards });
   const temperature = r.temperature > 0 ? r.temperature : 1;
   const micro = config.train.microBatchSize;
+  // Log-probs are needed only where the loss looks (the KL in the reward looks at actions, a subset).
+  const needed = algorithm.useActionMask ? batch.actionMask : batch.responseMask;
   const ref =
     ctx.reference && algorithm.klCoef > 0
-      ? frozenPass(ctx.reference, batch, micro, temperature).logprobs
+      ? frozenPass(ctx.reference, batch, micro, temperature, needed).logprobs
       : null;
   const oldValues =
-    algorithm.name === 'ppo' ? frozenPass(ctx.critic ?? ctx.policy, batch, micro, 1).values : null;
+    algorithm.name === 'ppo' ? frozenPass(ctx.critic ?? ctx.policy, batch, micro, 1, needed).values : null;
   let rewards = batch.rewards;
   let rewardKl = 0;
   if (ref && algorithm.klInReward) {

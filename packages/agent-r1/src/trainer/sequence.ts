@@ -4,14 +4,35 @@
  * value of that state (tokens < t), as verl aligns them; column 0, which nothing predicts, is 0.
  */
 import type { TransformerLM } from '@agent-r1/nn';
-import { type Tensor, concat, logprobs as gatherLogprobs, tensor, tidy, zeros } from '@agent-r1/tensor';
+import {
+  type Tensor,
+  concat,
+  logprobs as gatherLogprobs,
+  scatterAdd,
+  tensor,
+  tidy,
+  zeros,
+} from '@agent-r1/tensor';
+import { tokenEntropy } from '../algorithms/losses.js';
 import type { TrajectoryBatch } from '../algorithms/batch.js';
 
+export interface SequenceOptions {
+  /** The sampling temperature the logits are divided by (default 1). */
+  temperature?: number;
+  /**
+   * Per row of the batch (indexed like batch.tokens), the token columns whose log-probs are wanted: its
+   * non-zero entries (e.g. the loss mask). Only those get logits; the other columns are 0. Default: all.
+   */
+  needed?: readonly ArrayLike<number>[];
+  /** Also the entropy of the distribution predicting each needed token. */
+  entropy?: boolean;
+}
+
 export interface SequenceOutputs {
-  /** [n, L] log-probs of each token (0 in column 0). */
+  /** [n, L] log-probs of each token (0 in column 0, and in columns not needed). */
   logprobs: Tensor;
-  /** [n, L - 1, V] temperature-scaled logits predicting tokens 1..L-1 (for the entropy bonus). */
-  logits: Tensor;
+  /** [n, L] the entropy of the temperature-scaled distribution predicting token t, when asked (0 elsewhere). */
+  entropy: Tensor | null;
   /** [n, L] values V(tokens < t) when the model has a value head. */
   values: Tensor | null;
 }
@@ -24,26 +45,78 @@ export function batchIds(batch: TrajectoryBatch, rows: readonly number[], device
   return tensor(data, { shape: [rows.length, L], device });
 }
 
+/**
+ * The input positions whose logits predict the needed tokens of each row (token t is predicted at t - 1),
+ * padded to the longest row by repeating its last; `column` [n, Q] says where each goes in the [n, L]
+ * layout and `valid` [n, Q] which entries are real (padding goes to column 0 with weight 0).
+ */
+function neededPositions(
+  batch: TrajectoryBatch,
+  rows: readonly number[],
+  needed: readonly ArrayLike<number>[],
+) {
+  const positions = rows.map((r) => {
+    const out: number[] = [];
+    const mask = needed[r];
+    for (let t = 1; t < batch.lengths[r]; t++) if (mask[t]) out.push(t - 1);
+    return out;
+  });
+  const Q = Math.max(1, ...positions.map((p) => p.length));
+  const column = new Int32Array(rows.length * Q);
+  const valid = new Float64Array(rows.length * Q);
+  const target = new Int32Array(rows.length * Q);
+  positions.forEach((p, i) => {
+    for (let q = 0; q < p.length; q++) {
+      column[i * Q + q] = p[q] + 1;
+      valid[i * Q + q] = 1;
+      target[i * Q + q] = batch.tokens[rows[i]][p[q] + 1];
+    }
+  });
+  return { positions, Q, column, valid, target };
+}
+
 /** Runs `model` on rows of the batch (gradients flow unless called under noGrad). */
 export function sequenceForward(
   model: TransformerLM,
   batch: TrajectoryBatch,
   rows: readonly number[],
-  temperature: number,
+  options: SequenceOptions = {},
 ): SequenceOutputs {
+  const temperature = options.temperature ?? 1;
   return tidy(() => {
     const L = batch.length;
-    const ids = batchIds(batch, rows, model.config.device);
-    const lengths = rows.map((r) => batch.lengths[r]);
-    const inputs = ids.narrow(1, 0, L - 1);
-    const targets = ids.narrow(1, 1, L - 1).contiguous();
-    const { logits: raw, values } = model.forward(inputs.contiguous(), {
-      lengths: lengths.map((n) => Math.max(0, n - 1)),
-    });
-    const logits = temperature === 1 ? raw : raw.div(temperature);
-    const lp = gatherLogprobs(logits, targets);
-    const first = zeros([rows.length, 1], { dtype: lp.dtype, device: lp.device });
-    const fullValues = values ? concat([first, values], 1) : null;
-    return { logprobs: concat([first, lp], 1), logits, values: fullValues };
+    const n = rows.length;
+    const device = model.config.device;
+    const ids = batchIds(batch, rows, device);
+    const lengths = rows.map((r) => Math.max(0, batch.lengths[r] - 1));
+    const inputs = ids.narrow(1, 0, L - 1).contiguous();
+    const first = (values: Tensor) => zeros([n, 1], { dtype: values.dtype, device: values.device });
+    const scale = (logits: Tensor) => (temperature === 1 ? logits : logits.div(temperature));
+    if (!options.needed) {
+      const { logits: raw, values } = model.forward(inputs, { lengths });
+      const logits = scale(raw);
+      const lp = gatherLogprobs(logits, ids.narrow(1, 1, L - 1).contiguous());
+      const entropy = options.entropy ? concat([first(lp), tokenEntropy(logits)], 1) : null;
+      return {
+        logprobs: concat([first(lp), lp], 1),
+        entropy,
+        values: values ? concat([first(values), values], 1) : null,
+      };
+    }
+    const at = neededPositions(batch, rows, options.needed);
+    const { logits: raw, values } = model.forward(inputs, { lengths, positions: at.positions });
+    const logits = scale(raw);
+    const dtype = logits.dtype;
+    const column = tensor(at.column, { shape: [n, at.Q], device });
+    const valid = tensor(at.valid, { shape: [n, at.Q], dtype, device });
+    const target = tensor(at.target, { shape: [n, at.Q], device });
+    // Into the [n, L] layout: padding entries add 0 to column 0, which nothing predicts.
+    const spread = (perToken: Tensor) =>
+      scatterAdd(zeros([n, L], { dtype, device }), 1, column, perToken.mul(valid));
+    return {
+      logprobs: spread(gatherLogprobs(logits, target)),
+      entropy: options.entropy ? spread(tokenEntropy(logits)) : null,
+      values: values ? concat([first(values), values], 1) : null,
+    };
   });
 }

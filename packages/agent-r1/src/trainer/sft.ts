@@ -58,7 +58,8 @@ export function sftStep(
       (_, i) => start + i,
     );
     const [a, c] = tidy(() => {
-      const { logprobs } = sequenceForward(policy, batch, rows, 1);
+      // Without the context in the loss, only the action tokens need logits.
+      const { logprobs } = sequenceForward(policy, batch, rows, context ? {} : { needed: batch.actionMask });
       const nll = logprobs.neg();
       const dtype = policy.config.dtype;
       const actionSum = nll

@@ -4,7 +4,7 @@
  * (a scalar per position) for PPO critics, and an optional copy head (layers/copy-head.ts) that mixes in
  * attention over the context's tokens.
  */
-import { Generator, type Tensor, matmul, tensor, tidy } from '@agent-r1/tensor';
+import { Generator, type Tensor, gather, matmul, tensor, tidy } from '@agent-r1/tensor';
 import { KVCache } from '../generate/kv-cache.js';
 import type { AttentionContext } from '../layers/attention.js';
 import { DecoderBlock, makeNorm } from '../layers/block.js';
@@ -74,10 +74,17 @@ export interface ForwardOptions {
   lengths?: readonly number[];
   /** Read and extend this cache: row b's tokens go after its cached positions. */
   cache?: KVCache;
+  /**
+   * Only these positions of each row get logits (without a cache): logits are then [B, Q, vocab], Q the
+   * longest list, and a shorter list is padded by repeating its last position (position 0 if empty).
+   * A loss over a few tokens (a policy's actions among documents it read) then skips the output layers'
+   * work, the largest part of a small model's, at every other position.
+   */
+  positions?: readonly (readonly number[])[];
 }
 
 export interface ForwardResult {
-  /** [B, T, vocab]; with a copy head, the log-probabilities of the mixture. */
+  /** [B, T, vocab] (or [B, Q, vocab] at `positions`); with a copy head, the log-probabilities of the mixture. */
   logits: Tensor;
   /** [B, T] when the model has a value head, else null. */
   values: Tensor | null;
@@ -169,6 +176,8 @@ export class TransformerLM extends Module {
     const cache = options.cache;
     if (cache && cache.batch !== B)
       throw new Error(`TransformerLM.forward: cache holds ${cache.batch} rows, ids has ${B}`);
+    const outputAt = options.positions ? paddedPositions(options.positions, B, T) : null;
+    if (outputAt && cache) throw new Error('TransformerLM.forward: positions cannot be used with a cache');
     const starts = cache ? [...cache.lengths] : new Array<number>(B).fill(0);
     const keys = Math.max(...starts.map((s, b) => s + lengths[b]), 1);
     if (keys > this.config.maxLength) {
@@ -197,9 +206,17 @@ export class TransformerLM extends Module {
         h = block.forward(h, ctx);
       });
       h = this.finalNorm.forward(h);
-      let logits = this.head ? this.head.forward(h) : matmul(h, this.embed.weight.transpose(0, 1));
+      const out = outputAt ? atPositions(h, outputAt) : h;
+      let logits = this.head ? this.head.forward(out) : matmul(out, this.embed.weight.transpose(0, 1));
       if (this.copyHead)
-        logits = this.copied(h, logits, ids, mask, cache ? { kv: cache, lengths, keys } : null);
+        logits = this.copied(
+          h,
+          out,
+          logits,
+          ids,
+          outputAt ? positionsKeep(outputAt, T, ids.device) : mask,
+          cache ? { kv: cache, lengths, keys } : null,
+        );
       const values = this.valueHead ? this.valueHead.forward(h).squeeze(-1) : null;
       return { logits, values };
     });
@@ -207,22 +224,26 @@ export class TransformerLM extends Module {
     return out;
   }
 
-  /** The copy head's mixture, over the given tokens (causal) or over the cache's tokens (after writing h's). */
+  /**
+   * The copy head's mixture at the output positions (hidden states `out`, logits), over the given tokens
+   * (causal, or `keep` [B, Q, T] at chosen positions) or over the cache's tokens (after writing h's).
+   */
   private copied(
     h: Tensor,
+    out: Tensor,
     logits: Tensor,
     ids: Tensor,
-    mask: Tensor | null,
+    keep: Tensor | null,
     cache: { kv: KVCache; lengths: readonly number[]; keys: number } | null,
   ): Tensor {
     const head = this.copyHead!;
     const [B, T] = ids.shape;
     const data = ids.dataSync();
     const rows = Array.from({ length: B }, (_, b) => data.subarray(b * T, (b + 1) * T));
-    if (!cache) return head.forward(h, logits, head.keysOf(h), rows, null);
+    if (!cache) return head.forward(out, logits, head.keysOf(h), rows, keep);
     cache.kv.writeCopy(head.nextKeys(h), rows, cache.lengths);
     const keys = cache.kv.copyKeys!.narrow(1, 0, cache.keys);
-    return head.forward(h, logits, keys, cache.kv.tokenIds!, mask!.squeeze(1));
+    return head.forward(out, logits, keys, cache.kv.tokenIds!, keep!.squeeze(1));
   }
 
   /** Moves the parameters and the rotary tables to `device`, which later caches and inputs should use too. */
@@ -246,6 +267,42 @@ export class TransformerLM extends Module {
     super.dispose();
     this.rotary.dispose();
   }
+}
+
+/** Each row's positions, checked against T and padded to the longest list ([B][Q], Q >= 1). */
+function paddedPositions(positions: readonly (readonly number[])[], B: number, T: number): number[][] {
+  if (positions.length !== B)
+    throw new Error(`TransformerLM.forward: positions has ${positions.length} rows, ids has ${B}`);
+  const Q = Math.max(1, ...positions.map((p) => p.length));
+  return positions.map((row, b) => {
+    for (const p of row) {
+      if (!Number.isInteger(p) || p < 0 || p >= T)
+        throw new Error(`TransformerLM.forward: position ${p} of row ${b} is not one of 0..${T - 1}`);
+    }
+    const last = row.at(-1) ?? 0;
+    return Array.from({ length: Q }, (_, q) => row[q] ?? last);
+  });
+}
+
+/** h [B, T, D] at each row's positions: [B, Q, D]. */
+function atPositions(h: Tensor, positions: number[][]): Tensor {
+  const [B, , D] = h.shape;
+  const Q = positions[0].length;
+  const index = tensor(Int32Array.from(positions.flat()), { shape: [B, Q, 1], device: h.device })
+    .expand([B, Q, D])
+    .contiguous();
+  return gather(h, 1, index);
+}
+
+/** Bool [B, Q, T]: the query at position p sees keys 0..p (causal attention at chosen positions). */
+function positionsKeep(positions: number[][], T: number, device: string): Tensor {
+  const B = positions.length;
+  const Q = positions[0].length;
+  const data = new Uint8Array(B * Q * T);
+  positions.forEach((row, b) => {
+    row.forEach((p, q) => data.fill(1, (b * Q + q) * T, (b * Q + q) * T + p + 1));
+  });
+  return tensor(data, { shape: [B, Q, T], dtype: 'bool', device });
 }
 
 /**
