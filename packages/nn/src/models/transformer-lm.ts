@@ -299,9 +299,8 @@ function positionsKeep(positions: number[][], T: number, device: string): Tensor
   const B = positions.length;
   const Q = positions[0].length;
   const data = new Uint8Array(B * Q * T);
-  positions.forEach((row, b) => {
-    row.forEach((p, q) => data.fill(1, (b * Q + q) * T, (b * Q + q) * T + p + 1));
-  });
+  for (const [b, row] of positions.entries())
+    for (const [q, p] of row.entries()) data.fill(1, (b * Q + q) * T, (b * Q + q) * T + p + 1);
   return tensor(data, { shape: [B, Q, T], dtype: 'bool', device });
 }
 
