@@ -46,9 +46,9 @@ export function batchIds(batch: TrajectoryBatch, rows: readonly number[], device
 }
 
 /**
- * The input positions whose logits predict the needed tokens of each row (token t is predicted at t - 1),
- * padded to the longest row by repeating its last; `column` [n, Q] says where each goes in the [n, L]
- * layout and `valid` [n, Q] which entries are real (padding goes to column 0 with weight 0).
+ * The input positions whose logits predict the needed tokens of each row (token t is predicted at t - 1;
+ * the model pads the lists to Q), with, per entry of the padded [n, Q] layout, its column in the [n, L]
+ * layout, whether it is real (padding goes to column 0 with weight 0) and the token it predicts.
  */
 function neededPositions(
   batch: TrajectoryBatch,
