@@ -120,6 +120,14 @@ export function buildBatch(trajectories: readonly Trajectory[], options: BatchOp
 }
 
 /** Copies equal-length rows into one [N, L] tensor (float32 unless options.dtype says otherwise). */
+/**
+ * The rows of the tokens a loss looks at: the action mask, or the response mask in the ablation without it
+ * (`lossMask` makes the same choice between the tensors of a mini-batch).
+ */
+export function lossRows(batch: TrajectoryBatch, useActionMask: boolean): Float64Array[] {
+  return useActionMask ? batch.actionMask : batch.responseMask;
+}
+
 export function rowsToTensor(rows: TokenRows, options: TensorOptions = {}): Tensor {
   const n = rows.length;
   const l = n === 0 ? 0 : rows[0].length;

@@ -90,7 +90,10 @@ export async function rollout<Example>(o: RolloutOptions<Example>): Promise<Traj
         if (stopped) ended.push(s);
       }
       const results = await Promise.all(
-        ended.map((s) => rows[slots[s]].env.step(codec.decode(rows[slots[s]].action), rows[slots[s]].action)),
+        ended.map((s) => {
+          const { env, action } = rows[slots[s]];
+          return env.step(codec.decode(action), action);
+        }),
       );
       ended.forEach((s, i) => {
         pending[s] = closeTurn(rows[slots[s]], results[i], pending[s], limits, codec);

@@ -7,7 +7,7 @@
 import { type AdamW, type TransformerLM, clipGradNorm } from '@agent-r1/nn';
 import { type Generator, type Tensor, tidy } from '@agent-r1/tensor';
 import type { TrajectoryBatch } from '../algorithms/batch.js';
-import { rowsToTensor } from '../algorithms/batch.js';
+import { lossRows, rowsToTensor } from '../algorithms/batch.js';
 import { aggregateLoss, klLoss, lossMask, ppoLoss, valueLoss } from '../algorithms/losses.js';
 import type { TrainConfig } from './config.js';
 import { randomPermutation } from './permutation.js';
@@ -60,7 +60,7 @@ export function updatePolicy(
   const temperature = config.rollout.temperature > 0 ? config.rollout.temperature : 1;
   const isPpo = algorithm.name === 'ppo';
   // Only the tokens in the loss get logits (the policy's actions, or the whole response without the mask).
-  const needed = algorithm.useActionMask ? batch.actionMask : batch.responseMask;
+  const needed = lossRows(batch, algorithm.useActionMask);
   const sums: UpdateMetrics = {
     policyLoss: 0,
     clipFraction: 0,

@@ -6,7 +6,7 @@
 import type { AdamW, TransformerLM } from '@agent-r1/nn';
 import { type Generator, type Tensor, noGrad, tidy } from '@agent-r1/tensor';
 import { applyKlPenalty } from '../algorithms/advantages.js';
-import { buildBatch } from '../algorithms/batch.js';
+import { buildBatch, lossRows } from '../algorithms/batch.js';
 import { explainedVariance, maskedMean } from '../algorithms/metrics.js';
 import type { AgentEnv } from '../mdp/env.js';
 import { type Trajectory, actionTokenCount, totalReward } from '../mdp/trajectory.js';
@@ -93,7 +93,7 @@ export async function rlStep<Example>(
   const temperature = r.temperature > 0 ? r.temperature : 1;
   const micro = config.train.microBatchSize;
   // Log-probs are needed only where the loss looks (the KL in the reward looks at actions, a subset).
-  const needed = algorithm.useActionMask ? batch.actionMask : batch.responseMask;
+  const needed = lossRows(batch, algorithm.useActionMask);
   const ref =
     ctx.reference && algorithm.klCoef > 0
       ? frozenPass(ctx.reference, batch, micro, temperature, needed).logprobs

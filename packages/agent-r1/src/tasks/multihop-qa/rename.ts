@@ -145,7 +145,7 @@ export function entityRenamer(
   }
   const inverse = new Map([...replacement].map(([from, to]) => [to, from]));
   return {
-    apply: (text) => (replacement.size === 0 ? text : replaceNames(text, replacement)),
-    restore: (text) => (inverse.size === 0 ? text : replaceNames(text, inverse)),
+    apply: (text) => replaceNames(text, replacement),
+    restore: (text) => replaceNames(text, inverse),
   };
 }
