@@ -60,7 +60,8 @@ describe('sequenceForward', () => {
             }
           for (const out of [full, part]) for (const x of Object.values(out)) x?.dispose();
         }),
-        { numRuns: 20 },
+        // Seed 16 with one row draws a one-token trajectory: nothing to predict.
+        { numRuns: 20, examples: [[16, 1]] },
       );
     },
   );

@@ -92,7 +92,8 @@ export function sequenceForward(
     const inputs = ids.narrow(1, 0, L - 1).contiguous();
     const first = (values: Tensor) => zeros([n, 1], { dtype: values.dtype, device: values.device });
     const scale = (logits: Tensor) => (temperature === 1 ? logits : logits.div(temperature));
-    if (!options.needed) {
+    // Sequences of one token predict nothing: the full pass handles that empty case.
+    if (!options.needed || L < 2) {
       const { logits: raw, values } = model.forward(inputs, { lengths });
       const logits = scale(raw);
       const lp = gatherLogprobs(logits, ids.narrow(1, 1, L - 1).contiguous());

@@ -59,8 +59,8 @@ export class CopyHead extends Module {
   keysOf(h: Tensor): Tensor {
     return tidy(() => {
       const [B, T, D] = h.shape;
-      const first = zeros([B, 1, D], { dtype: h.dtype, device: h.device });
-      if (T === 1) return first;
+      const first = zeros([B, Math.min(T, 1), D], { dtype: h.dtype, device: h.device });
+      if (T <= 1) return first;
       return concat([first, this.nextKeys(h.narrow(1, 0, T - 1))], 1);
     });
   }

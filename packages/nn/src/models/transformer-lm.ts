@@ -273,6 +273,8 @@ export class TransformerLM extends Module {
 function paddedPositions(positions: readonly (readonly number[])[], B: number, T: number): number[][] {
   if (positions.length !== B)
     throw new Error(`TransformerLM.forward: positions has ${positions.length} rows, ids has ${B}`);
+  if (T === 0)
+    throw new Error('TransformerLM.forward: positions need at least one token per row, ids has none');
   const Q = Math.max(1, ...positions.map((p) => p.length));
   return positions.map((row, b) => {
     for (const p of row) {
