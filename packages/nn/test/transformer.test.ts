@@ -5,6 +5,13 @@ import { AdamW, TransformerLM, extend, generate } from '../src/index.js';
 
 const tiny = { vocabSize: 23, dModel: 16, layers: 2, heads: 4, kvHeads: 2, maxLength: 32, seed: 7 };
 
+/** The output layers a model can have: the LM head alone, with a copy head, with its match evidence. */
+const OUTPUT_LAYERS = [
+  { name: 'LM head', copyHead: false, copyMatch: false },
+  { name: 'copy head', copyHead: true, copyMatch: false },
+  { name: 'copy head with match evidence', copyHead: true, copyMatch: true },
+];
+
 function maxAbsDiff(a: ArrayLike<number>, b: ArrayLike<number>): number {
   let m = 0;
   for (let i = 0; i < a.length; i++) m = Math.max(m, Math.abs(a[i] - b[i]));
@@ -45,10 +52,10 @@ describe('TransformerLM', () => {
     expect(maxAbsDiff(l1.subarray(3 * 23), l2.subarray(3 * 23))).toBeGreaterThan(0);
   });
 
-  it.each([false, true])(
-    'logits at chosen positions equal the full pass at those positions, and so do their gradients (copy head: %s)',
-    (copyHead) => {
-      const model = new TransformerLM({ ...tiny, copyHead, dtype: 'float64' });
+  it.each(OUTPUT_LAYERS)(
+    'logits at chosen positions equal the full pass at those positions, and so do their gradients (output: $name)',
+    ({ copyHead, copyMatch }) => {
+      const model = new TransformerLM({ ...tiny, copyHead, copyMatch, dtype: 'float64' });
       const V = tiny.vocabSize;
       fc.assert(
         fc.property(
@@ -128,10 +135,10 @@ describe('TransformerLM', () => {
     expect(maxAbsDiff(alone, padded.subarray(0, 2 * 23))).toBeLessThan(1e-5);
   });
 
-  it.each([false, true])(
+  it.each(OUTPUT_LAYERS)(
     'KV-cache decoding returns the logits of a full forward pass (random prompts, rows appending 0..3 tokens per step; copy head: %s)',
-    (copyHead) => {
-      const model = new TransformerLM({ ...tiny, copyHead, dtype: 'float64' });
+    ({ copyHead, copyMatch }) => {
+      const model = new TransformerLM({ ...tiny, copyHead, copyMatch, dtype: 'float64' });
       const tokens = (minLength: number, maxLength: number) =>
         fc.array(fc.integer({ min: 0, max: 22 }), { minLength, maxLength });
       fc.assert(

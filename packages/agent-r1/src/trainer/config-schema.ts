@@ -65,6 +65,7 @@ const SCHEMA: Field = obj<TrainConfig>({
     norm: oneOf('rms', 'layer'),
     tiedEmbeddings: bool,
     copyHead: bool,
+    copyMatch: bool,
   }),
   critic: obj<CriticConfig>({ shareTrunk: bool }),
   rollout: obj<RolloutConfig>({

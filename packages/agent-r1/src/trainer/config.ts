@@ -33,6 +33,8 @@ export interface ModelConfig {
    * names it has only just read (see @agent-r1/nn's CopyHead).
    */
   copyHead: boolean;
+  /** The copy head also weighs exact token matches with the context (see @agent-r1/nn's CopyHead). */
+  copyMatch: boolean;
 }
 
 export interface CriticConfig {
@@ -205,6 +207,7 @@ export const DEFAULT_CONFIG: TrainConfig = {
     norm: 'rms',
     tiedEmbeddings: true,
     copyHead: false,
+    copyMatch: false,
   },
   critic: { shareTrunk: true },
   rollout: {

@@ -13,10 +13,16 @@
  * it (j − 1; zeros at j = 0): what led up to x_j. So "the token that followed the one I just wrote" (the
  * induction pattern) and "the name after `city`" are each one dot product, with no circuit in the trunk
  * to learn first.
+ *
+ * With `match`, two learned weights add exact-match evidence to each score: the token before key j equals
+ * the query's own token (w₁), and the one before that equals the query's previous token too (w₂). A name
+ * being copied continues where the last one or two tokens written match the context, even for tokens the
+ * small model's hidden states do not tell apart well (measured in docs/results.md).
  */
 import {
   type Tensor,
   concat,
+  full,
   gather,
   logprobs,
   scatterAdd,
@@ -32,19 +38,27 @@ import { Linear } from './linear.js';
 /** Added to the copy mass before its log: keeps it finite where it is 0 (float32: 1e-30 is normal). */
 const FLOOR = 1e-30;
 
+/** The match weights' starting value: a mild preference for continuing a match, learned from there. */
+const MATCH_INIT = 1;
+
 export class CopyHead extends Module {
   readonly query: Linear;
   readonly key: Linear;
   readonly gate: Linear;
+  /** [2]: the weights of the one- and two-token match evidence, or null without `match`. */
+  readonly match: Tensor | null;
 
   constructor(
     readonly dim: number,
-    options: InitOptions & { std: number },
+    options: InitOptions & { std: number; match?: boolean },
   ) {
     super();
     this.query = this.module('query', new Linear(dim, dim, { ...options, bias: false }));
     this.key = this.module('key', new Linear(dim, dim, { ...options, bias: false }));
     this.gate = this.module('gate', new Linear(dim, 1, { ...options, bias: true }));
+    this.match = options.match
+      ? this.parameter('match', full([2], MATCH_INIT, { dtype: options.dtype, device: options.device }))
+      : null;
   }
 
   /**
@@ -69,6 +83,8 @@ export class CopyHead extends Module {
    * Logits [B, T, V] whose softmax is the mixture, for hidden states h [B, T, D] and LM logits [B, T, V],
    * over keys [B, S, D] standing for the tokens keyIds (row b: S ids). keep: bool [B, T, S], which keys
    * each query sees; null means causal over the given tokens (S = T, query t sees keys 0..t).
+   * queryAt: where each query's own token sits in keyIds (row b: T positions; default query t at t), which
+   * the match evidence reads.
    *
    * Only the ids in the context change: with Z = Σ exp(logits) and g = σ(x),
    *   out_v = log(exp(logits_v) + Z · (1 − g)/g · c_v),   c_v = Σ_{j : x_j = v} a_j,
@@ -81,16 +97,25 @@ export class CopyHead extends Module {
     keys: Tensor,
     keyIds: readonly ArrayLike<number>[],
     keep: Tensor | null,
+    queryAt?: readonly ArrayLike<number>[],
   ): Tensor {
     return tidy(() => {
       const [B, T] = h.shape;
       const S = keys.shape[1];
       const device = h.device;
       const { slots, ids, valid, distinct } = distinctIds(keyIds, S);
-      const scores = this.query
+      let scores = this.query
         .forward(h)
         .matmul(keys.transpose(1, 2))
         .mul(1 / Math.sqrt(this.dim));
+      if (this.match) {
+        const at = queryAt ?? Array.from({ length: B }, () => Array.from({ length: T }, (_, t) => t));
+        const { one, two } = matchEvidence(keyIds, at, T, S);
+        const options = { shape: [B, T, S], dtype: h.dtype, device };
+        scores = scores
+          .add(tensor(one, options).mul(this.match.narrow(0, 0, 1)))
+          .add(tensor(two, options).mul(this.match.narrow(0, 1, 1)));
+      }
       const attention = where(keep ?? causalKeep(T, device), scores, -1e9).softmax(-1);
       // c over the distinct ids: [B, T, U].
       const slotIndex = tensor(slots, { shape: [B, 1, S], device })
@@ -149,6 +174,40 @@ function distinctIds(
     }
   });
   return { slots, ids, valid, distinct };
+}
+
+/**
+ * The match evidence [B·T·S] (0/1) of queries at positions queryAt of keyIds: `one` where the token before
+ * key j is the query's token, `two` where in addition the token before that is the query's previous token.
+ */
+function matchEvidence(
+  keyIds: readonly ArrayLike<number>[],
+  queryAt: readonly ArrayLike<number>[],
+  T: number,
+  S: number,
+): { one: Float32Array; two: Float32Array } {
+  const B = keyIds.length;
+  const one = new Float32Array(B * T * S);
+  const two = new Float32Array(B * T * S);
+  for (let b = 0; b < B; b++) {
+    const row = keyIds[b];
+    // Token → the keys j whose previous token (j − 1) it is.
+    const follows = new Map<number, number[]>();
+    for (let j = 1; j < S; j++) {
+      const list = follows.get(row[j - 1]);
+      if (list) list.push(j);
+      else follows.set(row[j - 1], [j]);
+    }
+    for (let t = 0; t < T; t++) {
+      const p = queryAt[b][t];
+      const base = (b * T + t) * S;
+      for (const j of follows.get(row[p]) ?? []) {
+        one[base + j] = 1;
+        if (j >= 2 && p >= 1 && row[j - 2] === row[p - 1]) two[base + j] = 1;
+      }
+    }
+  }
+  return { one, two };
 }
 
 /** Bool [T, T]: query t sees keys 0..t. */

@@ -34,6 +34,11 @@ export interface TransformerConfig {
   valueHead?: boolean;
   /** Mixes a copy distribution over the context's tokens into the output (default false). */
   copyHead?: boolean;
+  /**
+   * The copy head also scores exact token matches (the one or two tokens before a context token equal the
+   * last ones written; learned weights, see CopyHead). Needs copyHead (default false).
+   */
+  copyMatch?: boolean;
   /** Seed of the initialisation. */
   seed?: number;
   dtype?: 'float32' | 'float64';
@@ -49,6 +54,7 @@ export function resolveConfig(c: TransformerConfig): ResolvedConfig {
     if (!Number.isInteger(c[key]) || c[key] <= 0)
       throw new Error(`TransformerConfig: ${key} must be a positive integer, got ${c[key]}`);
   }
+  if (c.copyMatch && !c.copyHead) throw new Error('TransformerConfig: copyMatch needs copyHead');
   return {
     vocabSize: c.vocabSize,
     dModel: c.dModel,
@@ -63,6 +69,7 @@ export function resolveConfig(c: TransformerConfig): ResolvedConfig {
     ropeBase: c.ropeBase ?? 10000,
     valueHead: c.valueHead ?? false,
     copyHead: c.copyHead ?? false,
+    copyMatch: c.copyMatch ?? false,
     seed: c.seed ?? 0,
     dtype: c.dtype ?? 'float32',
     device: c.device,
@@ -131,7 +138,9 @@ export class TransformerLM extends Module {
     this.valueHead = c.valueHead
       ? this.module('valueHead', new Linear(c.dModel, 1, { ...init, std, bias: true }))
       : null;
-    this.copyHead = c.copyHead ? this.module('copyHead', new CopyHead(c.dModel, { ...init, std })) : null;
+    this.copyHead = c.copyHead
+      ? this.module('copyHead', new CopyHead(c.dModel, { ...init, std, match: c.copyMatch }))
+      : null;
     this.rotary = new RotaryTables(c.dModel / c.heads, c.maxLength, c.ropeBase, {
       dtype: c.dtype,
       device: c.device,
@@ -215,6 +224,7 @@ export class TransformerLM extends Module {
           logits,
           ids,
           outputAt ? positionsKeep(outputAt, T, ids.device) : mask,
+          outputAt,
           cache ? { kv: cache, lengths, keys } : null,
         );
       const values = this.valueHead ? this.valueHead.forward(h).squeeze(-1) : null;
@@ -226,7 +236,8 @@ export class TransformerLM extends Module {
 
   /**
    * The copy head's mixture at the output positions (hidden states `out`, logits), over the given tokens
-   * (causal, or `keep` [B, Q, T] at chosen positions) or over the cache's tokens (after writing h's).
+   * (causal, or `keep` [B, Q, T] at the chosen positions outputAt) or over the cache's tokens (after
+   * writing h's).
    */
   private copied(
     h: Tensor,
@@ -234,16 +245,22 @@ export class TransformerLM extends Module {
     logits: Tensor,
     ids: Tensor,
     keep: Tensor | null,
+    outputAt: number[][] | null,
     cache: { kv: KVCache; lengths: readonly number[]; keys: number } | null,
   ): Tensor {
     const head = this.copyHead!;
     const [B, T] = ids.shape;
     const data = ids.dataSync();
     const rows = Array.from({ length: B }, (_, b) => data.subarray(b * T, (b + 1) * T));
-    if (!cache) return head.forward(out, logits, head.keysOf(h), rows, keep);
+    if (!cache) return head.forward(out, logits, head.keysOf(h), rows, keep, outputAt ?? undefined);
+    const starts = [...cache.kv.lengths];
     cache.kv.writeCopy(head.nextKeys(h), rows, cache.lengths);
     const keys = cache.kv.copyKeys!.narrow(1, 0, cache.keys);
-    return head.forward(out, logits, keys, cache.kv.tokenIds!, keep!.squeeze(1));
+    // Query t of row b is the token at starts[b] + t; padding queries (past the row's tokens) are clamped.
+    const queryAt = starts.map((start, b) =>
+      Array.from({ length: T }, (_, t) => Math.min(start + t, start + Math.max(cache.lengths[b], 1) - 1)),
+    );
+    return head.forward(out, logits, keys, cache.kv.tokenIds!, keep!.squeeze(1), queryAt);
   }
 
   /** Moves the parameters and the rotary tables to `device`, which later caches and inputs should use too. */
