@@ -31,7 +31,7 @@ describe('CopyHead', () => {
     const logits = randn([1, 3, 6], { dtype: 'float64', generator: new Generator(3) });
     const p = tidy(() =>
       head
-        .forward(h, logits, head.keysOf(h), [[4, 1, 4]], null)
+        .forward(h, logits, head.contextOf(h, [[4, 1, 4]]))
         .softmax(-1)
         .dataSync(),
     );
@@ -42,30 +42,42 @@ describe('CopyHead', () => {
     for (const t of [0, 2, 3, 5]) expect(p[12 + t]).toBeLessThan(1e-12);
   });
 
-  it('softmax of its output is g · softmax(logits) + (1 − g) · copy distribution', () => {
-    const head = new CopyHead(4, { dtype: 'float64', std: 0.5, generator: new Generator(6) });
-    const g = new Generator(7);
-    const [T, V] = [5, 7];
-    const h = randn([1, T, 4], { dtype: 'float64', generator: g });
-    const logits = randn([1, T, V], { dtype: 'float64', generator: g }).mul(3);
-    const tokens = [2, 6, 2, 0, 5];
-    const keys = head.keysOf(h);
-    const p = tidy(() => head.forward(h, logits, keys, [tokens], null).softmax(-1).dataSync());
-    const gate = tidy(() => head.gate.forward(h).sigmoid().dataSync());
-    const scores = tidy(() => head.query.forward(h).matmul(keys.transpose(1, 2)).mul(0.5).dataSync());
-    const lm = tidy(() => logits.softmax(-1).dataSync());
-    for (let t = 0; t < T; t++) {
-      const row = Array.from(scores.subarray(t * T, t * T + t + 1));
-      const top = Math.max(...row);
-      const w = row.map((x) => Math.exp(x - top));
-      const total = w.reduce((a, b) => a + b, 0);
-      for (let v = 0; v < V; v++) {
-        const copied = w.reduce((sum, x, j) => sum + (tokens[j] === v ? x / total : 0), 0);
-        const expected = gate[t] * lm[t * V + v] + (1 - gate[t]) * copied;
-        expect(p[t * V + v]).toBeCloseTo(expected, 12);
+  it.each([false, true])(
+    'softmax of its output is g · softmax(logits) + (1 − g) · copy distribution (source gate: %s)',
+    (sourceGate) => {
+      const head = new CopyHead(4, { dtype: 'float64', std: 0.5, generator: new Generator(6), sourceGate });
+      const g = new Generator(7);
+      const [T, V] = [5, 7];
+      const h = randn([1, T, 4], { dtype: 'float64', generator: g });
+      const logits = randn([1, T, V], { dtype: 'float64', generator: g }).mul(3);
+      const tokens = [2, 6, 2, 0, 5];
+      const p = tidy(() =>
+        head
+          .forward(h, logits, head.contextOf(h, [tokens]))
+          .softmax(-1)
+          .dataSync(),
+      );
+      const gateLogit = tidy(() => head.gate.forward(h).dataSync());
+      const source = tidy(() => head.source?.forward(h).dataSync());
+      const keys = head.keysOf(h);
+      const scores = tidy(() => head.query.forward(h).matmul(keys.transpose(1, 2)).mul(0.5).dataSync());
+      const lm = tidy(() => logits.softmax(-1).dataSync());
+      for (let t = 0; t < T; t++) {
+        const row = Array.from(scores.subarray(t * T, t * T + t + 1));
+        const top = Math.max(...row);
+        const w = row.map((x) => Math.exp(x - top));
+        const total = w.reduce((a, b) => a + b, 0);
+        // With the source gate, the gate also reads the sources of the tokens the attention points at.
+        const fromSources = source ? w.reduce((sum, x, j) => sum + (x / total) * source[j], 0) : 0;
+        const gate = 1 / (1 + Math.exp(-(gateLogit[t] + fromSources)));
+        for (let v = 0; v < V; v++) {
+          const copied = w.reduce((sum, x, j) => sum + (tokens[j] === v ? x / total : 0), 0);
+          const expected = gate * lm[t * V + v] + (1 - gate) * copied;
+          expect(p[t * V + v]).toBeCloseTo(expected, 12);
+        }
       }
-    }
-  });
+    },
+  );
 
   it('passes gradcheck through hidden states, logits and keys', () => {
     const head = new CopyHead(4, { dtype: 'float64', std: 0.5, generator: new Generator(4) });
@@ -77,7 +89,30 @@ describe('CopyHead', () => {
       [0, 3, 3],
       [2, 2, 4],
     ];
-    assertGradcheck((x, l, k) => head.forward(x, l, k, tokenIds, null), [h, logits, keys]);
+    assertGradcheck(
+      (x, l, k) => head.forward(x, l, { keys: k, ids: tokenIds, keep: null }),
+      [h, logits, keys],
+    );
+  });
+
+  it('passes gradcheck through the sources of a source gate', () => {
+    const head = new CopyHead(4, {
+      dtype: 'float64',
+      std: 0.5,
+      generator: new Generator(8),
+      sourceGate: true,
+    });
+    const g = new Generator(9);
+    const h = randn([2, 3, 4], { dtype: 'float64', generator: g });
+    const logits = randn([2, 3, 5], { dtype: 'float64', generator: g });
+    const keys = randn([2, 3, 4], { dtype: 'float64', generator: g });
+    const sources = randn([2, 3, 1], { dtype: 'float64', generator: g });
+    const ids = [
+      [0, 3, 3],
+      [2, 2, 4],
+    ];
+    assertGradcheck((x, s) => head.forward(x, logits, { keys, ids, keep: null, sources: s }), [h, sources]);
+    expect(() => head.forward(h, logits, { keys, ids, keep: null })).toThrow(/needs context.sources/);
   });
 
   it('with match evidence, points at the token that followed the last one or two written', () => {
@@ -90,7 +125,12 @@ describe('CopyHead', () => {
     const h = randn([1, 7, 4], { dtype: 'float64', generator: new Generator(2) });
     const logits = randn([1, 7, 12], { dtype: 'float64', generator: new Generator(3) });
     const tokens = [5, 1, 2, 9, 5, 1, 7];
-    const p = tidy(() => head.forward(h, logits, head.keysOf(h), [tokens], null).softmax(-1).dataSync());
+    const p = tidy(() =>
+      head
+        .forward(h, logits, head.contextOf(h, [tokens]))
+        .softmax(-1)
+        .dataSync(),
+    );
     // Query 4 (token 5): 1 followed the earlier 5. Query 5 (…5, 1): 2 followed the earlier 5, 1. Query 6
     // (token 7) matches nothing: its copy mass spreads over the keys.
     expect(p[4 * 12 + 1]).toBeGreaterThan(0.999);
@@ -108,7 +148,11 @@ describe('CopyHead', () => {
     );
     const placed = tidy(() =>
       head
-        .forward(h.narrow(1, 0, 2), logits.narrow(1, 0, 2), head.keysOf(h), [tokens], keep, [[4, 5]])
+        .forward(h.narrow(1, 0, 2), logits.narrow(1, 0, 2), {
+          ...head.contextOf(h, [tokens]),
+          keep,
+          queryAt: [[4, 5]],
+        })
         .softmax(-1)
         .dataSync(),
     );
@@ -126,9 +170,13 @@ describe('CopyHead', () => {
       [0, 3, 0, 3],
       [2, 2, 2, 4],
     ];
-    assertGradcheck((x, l, k) => head.forward(x, l, k, tokenIds, null), [h, logits, keys]);
+    assertGradcheck(
+      (x, l, k) => head.forward(x, l, { keys: k, ids: tokenIds, keep: null }),
+      [h, logits, keys],
+    );
     const weights = randn([2, 4, 5], { dtype: 'float64', generator: g });
-    const loss = () => head.forward(h, logits, keys, tokenIds, null).logSoftmax(-1).mul(weights).sum();
+    const loss = () =>
+      head.forward(h, logits, { keys, ids: tokenIds, keep: null }).logSoftmax(-1).mul(weights).sum();
     head.zeroGrad();
     tidy(() => loss().backward());
     const grad = Array.from(head.match!.grad!.dataSync());

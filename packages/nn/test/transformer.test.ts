@@ -5,11 +5,11 @@ import { AdamW, TransformerLM, extend, generate } from '../src/index.js';
 
 const tiny = { vocabSize: 23, dModel: 16, layers: 2, heads: 4, kvHeads: 2, maxLength: 32, seed: 7 };
 
-/** The output layers a model can have: the LM head alone, with a copy head, with its match evidence. */
+/** The output layers a model can have: the LM head alone, or with a copy head and its options. */
 const OUTPUT_LAYERS = [
-  { name: 'LM head', copyHead: false, copyMatch: false },
-  { name: 'copy head', copyHead: true, copyMatch: false },
-  { name: 'copy head with match evidence', copyHead: true, copyMatch: true },
+  { name: 'LM head', copyHead: false, copyMatch: false, copySourceGate: false },
+  { name: 'copy head', copyHead: true, copyMatch: false, copySourceGate: false },
+  { name: 'copy head, match evidence, source gate', copyHead: true, copyMatch: true, copySourceGate: true },
 ];
 
 function maxAbsDiff(a: ArrayLike<number>, b: ArrayLike<number>): number {
@@ -54,8 +54,8 @@ describe('TransformerLM', () => {
 
   it.each(OUTPUT_LAYERS)(
     'logits at chosen positions equal the full pass at those positions, and so do their gradients (output: $name)',
-    ({ copyHead, copyMatch }) => {
-      const model = new TransformerLM({ ...tiny, copyHead, copyMatch, dtype: 'float64' });
+    ({ copyHead, copyMatch, copySourceGate }) => {
+      const model = new TransformerLM({ ...tiny, copyHead, copyMatch, copySourceGate, dtype: 'float64' });
       const V = tiny.vocabSize;
       fc.assert(
         fc.property(
@@ -136,9 +136,9 @@ describe('TransformerLM', () => {
   });
 
   it.each(OUTPUT_LAYERS)(
-    'KV-cache decoding returns the logits of a full forward pass (random prompts, rows appending 0..3 tokens per step; copy head: %s)',
-    ({ copyHead, copyMatch }) => {
-      const model = new TransformerLM({ ...tiny, copyHead, copyMatch, dtype: 'float64' });
+    'KV-cache decoding returns the logits of a full forward pass (random prompts, rows appending 0..3 tokens per step; output: $name)',
+    ({ copyHead, copyMatch, copySourceGate }) => {
+      const model = new TransformerLM({ ...tiny, copyHead, copyMatch, copySourceGate, dtype: 'float64' });
       const tokens = (minLength: number, maxLength: number) =>
         fc.array(fc.integer({ min: 0, max: 22 }), { minLength, maxLength });
       fc.assert(
@@ -183,7 +183,7 @@ describe('TransformerLM', () => {
   );
 
   it('KVCache.gather copies rows out and scatter writes them back', () => {
-    const model = new TransformerLM({ ...tiny, copyHead: true, dtype: 'float64' });
+    const model = new TransformerLM({ ...tiny, copyHead: true, copySourceGate: true, dtype: 'float64' });
     const cache = model.createCache(3);
     extend(model, cache, [[1, 2], [3], [4, 5, 6]]);
     const sub = cache.gather([2, 0]);
@@ -196,6 +196,9 @@ describe('TransformerLM', () => {
     expect(maxAbsDiff(cache.copyKeys!.select(0, 2).dataSync(), sub.copyKeys!.select(0, 0).dataSync())).toBe(
       0,
     );
+    expect(
+      maxAbsDiff(cache.copySources!.select(0, 2).dataSync(), sub.copySources!.select(0, 0).dataSync()),
+    ).toBe(0);
     expect(() => cache.gather([3])).toThrow(/row 3/);
     expect(() => cache.scatter(sub, [0])).toThrow(/1 rows for a cache of 2/);
     sub.dispose();

@@ -16,6 +16,8 @@ export interface KVCacheShape {
   device?: string;
   /** For a model with a copy head: the width of its keys, kept with each position's token id. */
   copyDim?: number;
+  /** For a copy head with a source gate: keep each position's source too. */
+  copySources?: boolean;
 }
 
 export class KVCache {
@@ -26,6 +28,8 @@ export class KVCache {
    * j − 1; slot 0 stays zero) and, on the host, the token ids they stand for (row b: capacity ids).
    */
   readonly copyKeys: Tensor | null;
+  /** The copy head's sources [B, capacity, 1] (slot j: position j's), with `copySources`. */
+  readonly copySources: Tensor | null;
   readonly tokenIds: Int32Array[] | null;
   readonly lengths: number[];
   readonly capacity: number;
@@ -37,6 +41,8 @@ export class KVCache {
     this.values = Array.from({ length: shape.layers }, () => keep(zeros(dims, options)));
     const copy = shape.copyDim !== undefined;
     this.copyKeys = copy ? keep(zeros([shape.batch, shape.capacity + 1, shape.copyDim!], options)) : null;
+    this.copySources =
+      copy && shape.copySources ? keep(zeros([shape.batch, shape.capacity, 1], options)) : null;
     this.tokenIds = copy ? Array.from({ length: shape.batch }, () => new Int32Array(shape.capacity)) : null;
     this.lengths = new Array<number>(shape.batch).fill(0);
     this.capacity = shape.capacity;
@@ -65,11 +71,20 @@ export class KVCache {
 
   /**
    * Writes the copy head's next keys [B, T, copyDim] (row t: the key of the position after t) one slot
-   * ahead, and the token ids (row b: at least added[b] of them), like `write`.
+   * ahead, its sources [B, T, 1] (with `copySources`) and the token ids (row b: at least added[b] of
+   * them), like `write`.
    */
-  writeCopy(nextKeys: Tensor, ids: readonly ArrayLike<number>[], added: readonly number[]): void {
+  writeCopy(
+    nextKeys: Tensor,
+    ids: readonly ArrayLike<number>[],
+    added: readonly number[],
+    sources?: Tensor,
+  ): void {
     if (!this.copyKeys || !this.tokenIds) throw new Error('KVCache: this cache was made without copyDim');
+    if (Boolean(this.copySources) !== Boolean(sources))
+      throw new Error('KVCache.writeCopy: sources must be given exactly when the cache keeps copySources');
     this.writeRows(this.copyKeys, nextKeys, 0, added, 1);
+    if (this.copySources && sources) this.writeRows(this.copySources, sources, 0, added);
     added.forEach((n, b) => {
       for (let i = 0; i < n; i++) this.tokenIds![b][this.lengths[b] + i] = ids[b][i];
     });
@@ -125,6 +140,7 @@ export class KVCache {
   dispose(): void {
     for (const t of [...this.keys, ...this.values]) t.dispose();
     this.copyKeys?.dispose();
+    this.copySources?.dispose();
   }
 }
 
@@ -135,6 +151,7 @@ function copyRow(src: KVCache, from: number, dst: KVCache, to: number): void {
     ...src.values.map((v, l): [Tensor, Tensor] => [v, dst.values[l]]),
   ];
   if (src.copyKeys && dst.copyKeys) tensors.push([src.copyKeys, dst.copyKeys]);
+  if (src.copySources && dst.copySources) tensors.push([src.copySources, dst.copySources]);
   for (const [s, d] of tensors) {
     const rowSrc = s.select(0, from);
     const rowDst = d.select(0, to);

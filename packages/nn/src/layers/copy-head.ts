@@ -18,6 +18,11 @@
  * the query's own token (w₁), and the one before that equals the query's previous token too (w₂). A name
  * being copied continues where the last one or two tokens written match the context, even for tokens the
  * small model's hidden states do not tell apart well (measured in docs/results.md).
+ *
+ * With `sourceGate`, the gate also reads what the attention points at (See et al.'s context vector):
+ * x = gate · h + Σ_j a_j · (source · h_j), h_j the hidden state at context token x_j. Whether to stop
+ * copying depends on the token a copy would produce next (` is` after a name: stop), which the query's own
+ * hidden state does not hold.
  */
 import {
   type Tensor,
@@ -38,6 +43,20 @@ import { Linear } from './linear.js';
 /** Added to the copy mass before its log: keeps it finite where it is 0 (float32: 1e-30 is normal). */
 const FLOOR = 1e-30;
 
+/** The context a copy head reads, for queries h [B, T, D] over S context positions. */
+export interface CopyContext {
+  /** [B, S, D]: the key of each context position (`keysOf`, or a cache's). */
+  keys: Tensor;
+  /** Row b: the S token ids the keys stand for. */
+  ids: readonly ArrayLike<number>[];
+  /** Bool [B, T, S]: the keys each query sees; null: causal over the given tokens (S = T, t sees 0..t). */
+  keep: Tensor | null;
+  /** Where each query's own token sits in `ids` (row b: T positions; default: query t at t), for `match`. */
+  queryAt?: readonly ArrayLike<number>[];
+  /** [B, S, 1]: each context token's say in the gate (`sourcesOf`), for `sourceGate`. */
+  sources?: Tensor;
+}
+
 /** The match weights' starting value: a mild preference for continuing a match, learned from there. */
 const MATCH_INIT = 1;
 
@@ -47,10 +66,12 @@ export class CopyHead extends Module {
   readonly gate: Linear;
   /** [2]: the weights of the one- and two-token match evidence, or null without `match`. */
   readonly match: Tensor | null;
+  /** Each context token's say in the gate, or null without `sourceGate`. */
+  readonly source: Linear | null;
 
   constructor(
     readonly dim: number,
-    options: InitOptions & { std: number; match?: boolean },
+    options: InitOptions & { std: number; match?: boolean; sourceGate?: boolean },
   ) {
     super();
     this.query = this.module('query', new Linear(dim, dim, { ...options, bias: false }));
@@ -59,6 +80,19 @@ export class CopyHead extends Module {
     this.match = options.match
       ? this.parameter('match', full([2], MATCH_INIT, { dtype: options.dtype, device: options.device }))
       : null;
+    this.source = options.sourceGate
+      ? this.module('source', new Linear(dim, 1, { ...options, bias: false }))
+      : null;
+  }
+
+  /** Sources [B, T, 1] of hidden states h [B, T, dim] (position t's own), or undefined without `sourceGate`. */
+  sourcesOf(h: Tensor): Tensor | undefined {
+    return this.source?.forward(h);
+  }
+
+  /** The context of a pass over whole sequences: hidden states h [B, T, dim] of the tokens `ids`. */
+  contextOf(h: Tensor, ids: readonly ArrayLike<number>[]): CopyContext {
+    return { keys: this.keysOf(h), ids, keep: null, sources: this.sourcesOf(h) };
   }
 
   /**
@@ -81,24 +115,16 @@ export class CopyHead extends Module {
 
   /**
    * Logits [B, T, V] whose softmax is the mixture, for hidden states h [B, T, D] and LM logits [B, T, V],
-   * over keys [B, S, D] standing for the tokens keyIds (row b: S ids). keep: bool [B, T, S], which keys
-   * each query sees; null means causal over the given tokens (S = T, query t sees keys 0..t).
-   * queryAt: where each query's own token sits in keyIds (row b: T positions; default query t at t), which
-   * the match evidence reads.
+   * over a context of S positions.
    *
    * Only the ids in the context change: with Z = Σ exp(logits) and g = σ(x),
    *   out_v = log(exp(logits_v) + Z · (1 − g)/g · c_v),   c_v = Σ_{j : x_j = v} a_j,
    * so softmax(out) = g · softmax(logits) + (1 − g) · c, and out = logits wherever c_v = 0: the work on
    * [B, T, V] is one log-prob gather and one scatter, the rest is on the U distinct ids of a row.
    */
-  forward(
-    h: Tensor,
-    logits: Tensor,
-    keys: Tensor,
-    keyIds: readonly ArrayLike<number>[],
-    keep: Tensor | null,
-    queryAt?: readonly ArrayLike<number>[],
-  ): Tensor {
+  forward(h: Tensor, logits: Tensor, context: CopyContext): Tensor {
+    const { keys, ids: keyIds, keep, queryAt, sources } = context;
+    if (this.source && !sources) throw new Error('CopyHead: a head with sourceGate needs context.sources');
     return tidy(() => {
       const [B, T] = h.shape;
       const S = keys.shape[1];
@@ -130,7 +156,8 @@ export class CopyHead extends Module {
       const first = idIndex.narrow(2, 0, 1);
       const logZ = atIds.narrow(2, 0, 1).sub(logprobs(logits, first.squeeze(2)).unsqueeze(2));
       // log(Z · (1 − g)/g · c) with (1 − g)/g = exp(−x); the floor keeps log c finite where c = 0.
-      const gateLogit = this.gate.forward(h);
+      let gateLogit = this.gate.forward(h);
+      if (this.source) gateLogit = gateLogit.add(attention.matmul(sources!));
       const added = logZ.sub(gateLogit).add(copied.add(FLOOR).log());
       const top = atIds.maximum(added).detach();
       const mixed = atIds.sub(top).exp().add(added.sub(top).exp()).log().add(top);

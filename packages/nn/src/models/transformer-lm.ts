@@ -39,6 +39,11 @@ export interface TransformerConfig {
    * last ones written; learned weights, see CopyHead). Needs copyHead (default false).
    */
   copyMatch?: boolean;
+  /**
+   * The copy head's gate also reads the context tokens its attention points at (See et al.'s context
+   * vector; see CopyHead). Needs copyHead (default false).
+   */
+  copySourceGate?: boolean;
   /** Seed of the initialisation. */
   seed?: number;
   dtype?: 'float32' | 'float64';
@@ -54,7 +59,9 @@ export function resolveConfig(c: TransformerConfig): ResolvedConfig {
     if (!Number.isInteger(c[key]) || c[key] <= 0)
       throw new Error(`TransformerConfig: ${key} must be a positive integer, got ${c[key]}`);
   }
-  if (c.copyMatch && !c.copyHead) throw new Error('TransformerConfig: copyMatch needs copyHead');
+  for (const key of ['copyMatch', 'copySourceGate'] as const) {
+    if (c[key] && !c.copyHead) throw new Error(`TransformerConfig: ${key} needs copyHead`);
+  }
   return {
     vocabSize: c.vocabSize,
     dModel: c.dModel,
@@ -70,6 +77,7 @@ export function resolveConfig(c: TransformerConfig): ResolvedConfig {
     valueHead: c.valueHead ?? false,
     copyHead: c.copyHead ?? false,
     copyMatch: c.copyMatch ?? false,
+    copySourceGate: c.copySourceGate ?? false,
     seed: c.seed ?? 0,
     dtype: c.dtype ?? 'float32',
     device: c.device,
@@ -139,7 +147,10 @@ export class TransformerLM extends Module {
       ? this.module('valueHead', new Linear(c.dModel, 1, { ...init, std, bias: true }))
       : null;
     this.copyHead = c.copyHead
-      ? this.module('copyHead', new CopyHead(c.dModel, { ...init, std, match: c.copyMatch }))
+      ? this.module(
+          'copyHead',
+          new CopyHead(c.dModel, { ...init, std, match: c.copyMatch, sourceGate: c.copySourceGate }),
+        )
       : null;
     this.rotary = new RotaryTables(c.dModel / c.heads, c.maxLength, c.ropeBase, {
       dtype: c.dtype,
@@ -162,6 +173,7 @@ export class TransformerLM extends Module {
       dtype: this.config.dtype,
       device: this.config.device,
       copyDim: this.copyHead ? this.config.dModel : undefined,
+      copySources: this.config.copySourceGate,
     });
   }
 
@@ -252,15 +264,21 @@ export class TransformerLM extends Module {
     const [B, T] = ids.shape;
     const data = ids.dataSync();
     const rows = Array.from({ length: B }, (_, b) => data.subarray(b * T, (b + 1) * T));
-    if (!cache) return head.forward(out, logits, head.keysOf(h), rows, keep, outputAt ?? undefined);
+    if (!cache)
+      return head.forward(out, logits, { ...head.contextOf(h, rows), keep, queryAt: outputAt ?? undefined });
     const starts = [...cache.kv.lengths];
-    cache.kv.writeCopy(head.nextKeys(h), rows, cache.lengths);
-    const keys = cache.kv.copyKeys!.narrow(1, 0, cache.keys);
+    cache.kv.writeCopy(head.nextKeys(h), rows, cache.lengths, head.sourcesOf(h));
     // Query t of row b is the token at starts[b] + t; padding queries (past the row's tokens) are clamped.
     const queryAt = starts.map((start, b) =>
       Array.from({ length: T }, (_, t) => Math.min(start + t, start + Math.max(cache.lengths[b], 1) - 1)),
     );
-    return head.forward(out, logits, keys, cache.kv.tokenIds!, keep!.squeeze(1), queryAt);
+    return head.forward(out, logits, {
+      keys: cache.kv.copyKeys!.narrow(1, 0, cache.keys),
+      ids: cache.kv.tokenIds!,
+      keep: keep!.squeeze(1),
+      queryAt,
+      sources: cache.kv.copySources?.narrow(1, 0, cache.keys),
+    });
   }
 
   /** Moves the parameters and the rotary tables to `device`, which later caches and inputs should use too. */
