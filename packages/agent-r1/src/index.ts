@@ -162,6 +162,13 @@ export {
 export { lengthBucketedBatches, warmStart, warmStartDir } from './trainer/warm-start.js';
 export { type TrainResult, trainAgent } from './trainer/trainer.js';
 export { type Evaluation, evaluate } from './trainer/evaluate.js';
+export {
+  type ActionPart,
+  type ImitationGroup,
+  type ImitationReport,
+  imitationReport,
+  imitationTable,
+} from './trainer/imitation.js';
 export { type SftOptions, type SftStepResult, sftStep } from './trainer/sft.js';
 export { demonstrate } from './trainer/demonstrations.js';
 export { type RlContext, type StepMetrics, meanInfo, rlStep } from './trainer/rl-step.js';

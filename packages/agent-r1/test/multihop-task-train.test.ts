@@ -153,6 +153,26 @@ describe('multihop-qa pipeline through the CLI', () => {
     expect(existsSync(join(out, 'results.md'))).toBe(true);
   }, 120_000);
 
+  it("eval --imitation: each policy's token-by-token imitation of the scripted demonstrations", async () => {
+    const r = await cli([
+      'eval',
+      '--preset',
+      'multihop',
+      ...TINY,
+      '--split',
+      'validation',
+      '--imitation',
+      '--out',
+      join(dir, 'imitation'),
+      '--policy',
+      `sft=${join(dir, 'run', 'checkpoints', 'warm-start')}`,
+    ]);
+    expect(r.err).toBe('');
+    expect(r.out).toContain('sft: imitation of the scripted searcher');
+    expect(r.out).toMatch(/\| search 1 \| open \| \d+ \|/);
+    expect(r.out).toMatch(/\| answer 1 \| close \| \d+ \|/);
+  }, 120_000);
+
   it('eval: a missing policy folder and a checkpoint of another shape stop with the folder named', async () => {
     const missing = await cli([
       'eval',

@@ -31,6 +31,8 @@ export interface CommandOptions {
   out?: string;
   /** eval: --split test|validation (default: test where the task has one). */
   split?: 'test' | 'validation';
+  /** eval: --imitation, also each policy's token-by-token imitation of the scripted demonstrations. */
+  imitation?: boolean;
 }
 
 export interface CommandContext {

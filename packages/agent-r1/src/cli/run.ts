@@ -114,6 +114,7 @@ export async function runCli(
         policies: opts.policy as string[] | undefined,
         out: opts.out as string | undefined,
         split: opts.split as 'test' | 'validation' | undefined,
+        imitation: opts.imitation as boolean | undefined,
       };
       const flags: string[] = [];
       if (options.backend !== undefined) flags.push(`backend=${options.backend}`);
@@ -147,6 +148,10 @@ export async function runCli(
     .option('--split <split>', 'test or validation (default: test)', parseSplit)
     .option('--questions <file>', 'JSONL questions {"question", "golden_answers"} (sets eval.questions)')
     .option('--corpus <file>', 'JSONL corpus {"id", "contents"} to search (sets eval.corpus)')
+    .option(
+      '--imitation',
+      "also how closely each policy imitates the scripted searcher's successful demonstrations, token by token",
+    )
     .action(run('eval', (h, ctx) => h.eval(ctx)));
   define('chat', 'talk to a checkpoint, with its tools, in the terminal').action(
     run('chat', (h, ctx) => h.chat(ctx)),

@@ -4,10 +4,14 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline/promises';
 import { MODEL_FILE } from '@agent-r1/nn';
 import type { CommandContext, CommandHandlers } from '../cli/handlers.js';
+import type { Trajectory } from '../mdp/trajectory.js';
 import { createTask } from '../tasks/index.js';
+import type { AgentTask } from '../tasks/task.js';
 import { serveMultihopSearch } from '../tasks/multihop-qa/serve.js';
 import { prepareBackend } from './backend-setup.js';
+import { demonstrate } from './demonstrations.js';
 import { evaluate } from './evaluate.js';
+import { imitationReport, imitationTable } from './imitation.js';
 import {
   type TablePolicy,
   loadPolicyFrom,
@@ -43,6 +47,37 @@ function publish(ctx: CommandContext, rows: ResultRow[], out: string, title: str
   const curves = join(out, 'results-curves.svg');
   const plotted = plotRunCurves(curves, runs);
   ctx.stdout.write(`results: ${md}, ${json}${plotted ? `, ${curves}` : ''}\n`);
+}
+
+/** Each policy's imitation of the scripted searcher's successful demonstrations of `examples`. */
+async function printImitation<E>(
+  ctx: CommandContext,
+  task: AgentTask<E>,
+  runs: TablePolicyDir[],
+  examples: readonly E[],
+) {
+  const { config } = ctx;
+  if (!task.scripted) throw new Error(`eval --imitation: task "${task.name}" has no scripted demonstrations`);
+  const demos: Trajectory[] = [];
+  for (const [i, example] of examples.entries()) {
+    const demo = await demonstrate(
+      task.makeEnv(),
+      example,
+      task.scripted(example, i),
+      task.codec,
+      config.rollout,
+    );
+    if (demo.rewards.some((r) => r.kind === 'outcome' && r.value > 0)) demos.push(demo);
+  }
+  for (const run of runs) {
+    const policy = await loadPolicyFrom(run.dir, config, task);
+    try {
+      const report = imitationReport(policy, demos, task.codec);
+      ctx.stdout.write(`\n${run.method}: imitation of the scripted searcher\n\n${imitationTable(report)}\n`);
+    } finally {
+      policy.dispose();
+    }
+  }
 }
 
 export const handlers: CommandHandlers = {
@@ -91,6 +126,7 @@ export const handlers: CommandHandlers = {
       `${task.name}: ${split} split (${examples.length} questions)`,
       runs,
     );
+    if (options.imitation) await printImitation(ctx, task, runs, examples);
   },
 
   async chat(ctx) {

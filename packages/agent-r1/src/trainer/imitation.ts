@@ -1,0 +1,147 @@
+/**
+ * How closely a policy imitates demonstrations, token by token: teacher-forced on each demonstration, the
+ * negative log-likelihood of every action token and whether it is the policy's greedy (argmax) choice,
+ * grouped by turn (`search 1`, `search 2`, `answer 1`: the action's opening tag and how many of those came
+ * before) and by part of the action (`open`: the opening tag, `first`: the token after it, `inside`: the
+ * rest, `close`: a closing tag that ends the action). Greedy decoding reproduces a demonstration exactly
+ * when every one of its action tokens is the greedy choice (`allGreedy`), so the groups with low accuracy
+ * are where greedy rollouts go wrong: e.g. a name whose copy stops one piece early shows as `inside`
+ * tokens of the answer whose greedy choice was the closing tag.
+ */
+import type { TransformerLM } from '@agent-r1/nn';
+import { noGrad, tensor, tidy } from '@agent-r1/tensor';
+import type { Trajectory } from '../mdp/trajectory.js';
+import type { TextCodec } from '../rollout/config.js';
+
+export type ActionPart = 'open' | 'first' | 'inside' | 'close';
+
+export interface ImitationGroup {
+  turn: string;
+  part: ActionPart;
+  tokens: number;
+  /** Mean negative log-likelihood per token (nats). */
+  nll: number;
+  /** The fraction of tokens that are the greedy choice. */
+  accuracy: number;
+}
+
+export interface ImitationReport {
+  demonstrations: number;
+  /** The fraction of demonstrations whose every action token is the greedy choice. */
+  allGreedy: number;
+  /** Over every action token. */
+  nll: number;
+  accuracy: number;
+  /** Sorted by turn, then part in the order open, first, inside, close. */
+  groups: ImitationGroup[];
+}
+
+const PARTS: readonly ActionPart[] = ['open', 'first', 'inside', 'close'];
+
+/** The part of an action of `length` tokens that token k is, given whether its last token closes a tag. */
+function partOf(k: number, length: number, closes: boolean): ActionPart {
+  if (k === 0) return 'open';
+  if (k === length - 1 && closes) return 'close';
+  return k === 1 ? 'first' : 'inside';
+}
+
+/** Per action token of one trajectory: [turn label, part, nll, greedy?]. */
+function scoreTrajectory(
+  policy: TransformerLM,
+  traj: Trajectory,
+  codec: TextCodec,
+): [string, ActionPart, number, boolean][] {
+  const T = traj.tokens.length;
+  const positions: number[] = [];
+  for (let t = 1; t < T; t++) if (traj.actionMask[t]) positions.push(t - 1);
+  if (positions.length === 0) return [];
+  const logprobs = tidy(() =>
+    noGrad(() =>
+      policy
+        .forward(tensor(Int32Array.from(traj.tokens.slice(0, T - 1)), { shape: [1, T - 1] }), {
+          positions: [positions],
+        })
+        .logits.logSoftmax(-1)
+        .dataSync(),
+    ),
+  );
+  const V = logprobs.length / positions.length;
+  const seen = new Map<string, number>();
+  const labels = traj.turns.map((turn) => {
+    const tag = codec.decode(traj.tokens.slice(turn.actionStart, turn.actionStart + 1)).trim();
+    const name = /^<([\w-]+)>$/.exec(tag)?.[1] ?? 'untagged';
+    const n = (seen.get(name) ?? 0) + 1;
+    seen.set(name, n);
+    const last = codec.decode(traj.tokens.slice(turn.actionEnd - 1, turn.actionEnd)).trim();
+    return { label: `${name} ${n}`, closes: /^<\/[\w-]+>$/.test(last) };
+  });
+  return positions.map((p, q) => {
+    const t = p + 1;
+    const target = traj.tokens[t];
+    let best = 0;
+    for (let v = 1; v < V; v++) if (logprobs[q * V + v] > logprobs[q * V + best]) best = v;
+    const i = traj.turns.findIndex((turn) => t >= turn.actionStart && t < turn.actionEnd);
+    const turn = traj.turns[i];
+    const part = partOf(t - turn.actionStart, turn.actionEnd - turn.actionStart, labels[i].closes);
+    return [labels[i].label, part, -logprobs[q * V + target], best === target];
+  });
+}
+
+/** The policy's imitation of the trajectories' action tokens (see the file comment). */
+export function imitationReport(
+  policy: TransformerLM,
+  trajectories: readonly Trajectory[],
+  codec: TextCodec,
+): ImitationReport {
+  const sums = new Map<
+    string,
+    { turn: string; part: ActionPart; tokens: number; nll: number; hits: number }
+  >();
+  let [tokens, nll, hits, allGreedy] = [0, 0, 0, 0];
+  for (const traj of trajectories) {
+    const scored = scoreTrajectory(policy, traj, codec);
+    for (const [turn, part, tokenNll, greedy] of scored) {
+      const key = `${turn}\u0000${part}`;
+      const s = sums.get(key) ?? { turn, part, tokens: 0, nll: 0, hits: 0 };
+      s.tokens++;
+      s.nll += tokenNll;
+      s.hits += greedy ? 1 : 0;
+      sums.set(key, s);
+      tokens++;
+      nll += tokenNll;
+      hits += greedy ? 1 : 0;
+    }
+    if (scored.every(([, , , greedy]) => greedy)) allGreedy++;
+  }
+  const groups = [...sums.values()]
+    .map((s) => ({
+      turn: s.turn,
+      part: s.part,
+      tokens: s.tokens,
+      nll: s.nll / s.tokens,
+      accuracy: s.hits / s.tokens,
+    }))
+    .sort((a, b) => a.turn.localeCompare(b.turn) || PARTS.indexOf(a.part) - PARTS.indexOf(b.part));
+  const n = trajectories.length;
+  return {
+    demonstrations: n,
+    allGreedy: n > 0 ? allGreedy / n : 0,
+    nll: tokens > 0 ? nll / tokens : 0,
+    accuracy: tokens > 0 ? hits / tokens : 0,
+    groups,
+  };
+}
+
+/** The report as a markdown table. */
+export function imitationTable(report: ImitationReport): string {
+  const lines = [
+    `${report.demonstrations} demonstrations; every action token greedy in ${report.allGreedy.toFixed(3)}; ` +
+      `all action tokens: NLL ${report.nll.toFixed(3)}, greedy ${report.accuracy.toFixed(3)}`,
+    '',
+    '| turn | part | tokens | NLL | greedy |',
+    '| --- | --- | ---: | ---: | ---: |',
+  ];
+  for (const g of report.groups)
+    lines.push(`| ${g.turn} | ${g.part} | ${g.tokens} | ${g.nll.toFixed(3)} | ${g.accuracy.toFixed(3)} |`);
+  return lines.join('\n');
+}
