@@ -11,7 +11,7 @@ export { Mlp, type MlpOptions } from './layers/mlp.js';
 export { RotaryTables, applyRotary } from './layers/rope.js';
 export { CausalSelfAttention, type AttentionConfig, type AttentionContext } from './layers/attention.js';
 export { DecoderBlock, type BlockConfig } from './layers/block.js';
-export { CopyHead } from './layers/copy-head.js';
+export { type CopyContext, CopyHead } from './layers/copy-head.js';
 export {
   TransformerLM,
   resolveConfig,
