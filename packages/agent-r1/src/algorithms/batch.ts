@@ -119,7 +119,6 @@ export function buildBatch(trajectories: readonly Trajectory[], options: BatchOp
   return batch;
 }
 
-/** Copies equal-length rows into one [N, L] tensor (float32 unless options.dtype says otherwise). */
 /**
  * The rows of the tokens a loss looks at: the action mask, or the response mask in the ablation without it
  * (`lossMask` makes the same choice between the tensors of a mini-batch).
@@ -128,6 +127,7 @@ export function lossRows(batch: TrajectoryBatch, useActionMask: boolean): Float6
   return useActionMask ? batch.actionMask : batch.responseMask;
 }
 
+/** Copies equal-length rows into one [N, L] tensor (float32 unless options.dtype says otherwise). */
 export function rowsToTensor(rows: TokenRows, options: TensorOptions = {}): Tensor {
   const n = rows.length;
   const l = n === 0 ? 0 : rows[0].length;

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline/promises';
 import { MODEL_FILE } from '@agent-r1/nn';
 import type { CommandContext, CommandHandlers } from '../cli/handlers.js';
-import type { Trajectory } from '../mdp/trajectory.js';
+import { type Trajectory, totalReward } from '../mdp/trajectory.js';
 import { createTask } from '../tasks/index.js';
 import type { AgentTask } from '../tasks/task.js';
 import { serveMultihopSearch } from '../tasks/multihop-qa/serve.js';
@@ -67,7 +67,7 @@ async function printImitation<E>(
       task.codec,
       config.rollout,
     );
-    if (demo.rewards.some((r) => r.kind === 'outcome' && r.value > 0)) demos.push(demo);
+    if (totalReward(demo, ['outcome']) > 0) demos.push(demo);
   }
   for (const run of runs) {
     const policy = await loadPolicyFrom(run.dir, config, task);

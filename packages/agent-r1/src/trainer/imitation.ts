@@ -97,7 +97,7 @@ export function imitationReport(
     string,
     { turn: string; part: ActionPart; tokens: number; nll: number; hits: number }
   >();
-  let [tokens, nll, hits, allGreedy] = [0, 0, 0, 0];
+  let allGreedy = 0;
   for (const traj of trajectories) {
     const scored = scoreTrajectory(policy, traj, codec);
     for (const [turn, part, tokenNll, greedy] of scored) {
@@ -107,12 +107,11 @@ export function imitationReport(
       s.nll += tokenNll;
       s.hits += greedy ? 1 : 0;
       sums.set(key, s);
-      tokens++;
-      nll += tokenNll;
-      hits += greedy ? 1 : 0;
     }
     if (scored.every(([, , , greedy]) => greedy)) allGreedy++;
   }
+  const total = (key: 'tokens' | 'nll' | 'hits') => [...sums.values()].reduce((t, s) => t + s[key], 0);
+  const [tokens, nll, hits] = [total('tokens'), total('nll'), total('hits')];
   const groups = [...sums.values()]
     .map((s) => ({
       turn: s.turn,
