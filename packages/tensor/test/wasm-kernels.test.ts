@@ -39,6 +39,7 @@ import {
   tidy,
 } from '../src/index.js';
 import { WASM_KERNELS, disableWasmKernels, wasmSimdSupported } from '../src/backend/wasm/index.js';
+import { prefixKeyLimits } from '../src/backend/wasm/attention.js';
 import { MIN_ELEMENTWISE } from '../src/backend/wasm/elementwise.js';
 import { expectClose, expectIdentical, f32, leaf, values, withWasm } from './wasm-helpers.js';
 
@@ -287,7 +288,62 @@ describe.skipIf(!wasmSimdSupported())('wasm kernels vs the TypeScript kernels (p
     );
   });
 
-  test('attention with an explicit mask falls back to the TypeScript kernel (bitwise equal)', () => {
+  test('attention with prefix keep-masks (a KV cache batch: per-row key counts, 0 included), forward and backward', () => {
+    fc.assert(
+      fc.property(
+        dim(2),
+        fc.constantFrom([1, 1], [2, 1], [4, 2]),
+        dim(9),
+        dim(20),
+        dim(19),
+        fc.boolean(),
+        fc.boolean(),
+        fc.nat(),
+        (B, [H, Hkv], T, S, D, perHead, causal, seed) =>
+          tidy(() => {
+            const q = f32([B, H, T, D], seed, 2);
+            const k = f32([B, Hkv, S, D], seed + 1, 2);
+            const v = f32([B, Hkv, S, D], seed + 2, 2);
+            const heads = perHead ? H : 1;
+            const kept = Array.from({ length: B * heads * T }, (_, r) => (r * 7 + seed) % (S + 1));
+            const mask = tensor(
+              Array.from({ length: B * heads * T * S }, (_, i) => i % S < kept[Math.floor(i / S)]),
+              { shape: [B, heads, T, S], dtype: 'bool' },
+            );
+            const f = (a: Tensor, b: Tensor, c: Tensor) =>
+              scaledDotProductAttention(a, b, c, { causal, mask });
+            const [got, want] = both(() => f(q, k, v));
+            expectClose(got, want, 2e-6, 1e-5, 'out');
+            const g = grads(true, f, [q, k, v]);
+            const e = grads(false, f, [q, k, v]);
+            for (let i = 0; i < 3; i++) expectClose(g[i], e[i], 1e-5, 1e-4, `d${'qkv'[i]}`);
+          }),
+      ),
+      RUNS,
+    );
+  });
+
+  test('prefixKeyLimits reads key counts through broadcasts and refuses masks that are not prefixes', () => {
+    tidy(() => {
+      const rows = tensor([true, true, false, true, false, false, false, false, false], {
+        shape: [3, 3],
+        dtype: 'bool',
+      });
+      const view = (t: Tensor, shape: number[], strides: number[]) => ({
+        storage: t.storage,
+        dtype: t.dtype,
+        offset: 0,
+        shape,
+        strides,
+      });
+      const limits = prefixKeyLimits(view(rows, [2, 2, 3, 3], [0, 0, 3, 1]));
+      expect([...limits!]).toEqual([2, 1, 0, 2, 1, 0, 2, 1, 0, 2, 1, 0]);
+      const gap = tensor([true, false, true], { dtype: 'bool' });
+      expect(prefixKeyLimits(view(gap, [1, 1, 1, 3], [0, 0, 0, 1]))).toBeNull();
+    });
+  });
+
+  test('attention with a mask that is not a prefix falls back to the TypeScript kernel (bitwise equal)', () => {
     tidy(() => {
       const q = f32([1, 2, 5, 8], 1);
       const k = f32([1, 2, 7, 8], 2);

@@ -128,6 +128,10 @@ describe.skipIf(!wasmSimdSupported())('wasm worker pool', () => {
     );
     const again = workload();
     expect(again.length).toBeGreaterThan(0);
+    // A call with more arguments than a call-table row holds is refused, not truncated.
+    expect(() => rt.parallel('too-long', [[id, ...new Array(14).fill(0)]])).toThrow(
+      /wasm kernel 'too-long': a call passes more than 13 arguments/,
+    );
   });
 
   test('a process that used the threaded kernels exits on its own', async () => {

@@ -1,7 +1,9 @@
 /**
- * Attention forward on the wasm kernel (./emit/attention.ts) for float32 without an explicit mask (causal
- * or none; grouped-query heads included): q, k, v are copied into the wasm memory whole, and the work is a
- * list of calls over (batch, head, block of query rows), split over the threads. Each query row is computed
+ * Attention forward on the wasm kernel (./emit/attention.ts) for float32, causal or not, grouped-query heads
+ * included, without a mask or with a keep-mask whose every row is a prefix (keys 0..n−1 kept, the rest
+ * dropped: what a KV cache's padded batch needs); other masks take the TypeScript kernel. A prefix mask
+ * travels as one int32 key count per (batch, head, query) row. q, k, v are copied into the wasm memory
+ * whole, and the work is a list of calls over (batch, head, block of query rows), split over the threads. Each query row is computed
  * by one call start to end, so results do not depend on the thread count. Scores and sums are float32 (the
  * CPU kernel uses float64). The backward runs one call per (batch, kv head): that call owns the kv head's
  * dk and dv, so they are summed in one fixed order whatever the thread count.
@@ -9,16 +11,43 @@
 import { type AttentionArgs, type AttentionBackwardArgs, type View, attentionDims } from '../backend.js';
 import { attentionBackward as cpuAttentionBackward, attention as cpuAttention } from '../cpu/attention.js';
 import { dataOf } from '../cpu/storage.js';
-import { assertDense } from '../cpu/strided.js';
+import { assertDense, elementOffsets } from '../cpu/strided.js';
 import type { Call } from './pool.js';
 import { getWasmRuntime } from './runtime.js';
 
 const f32 = (v: View) => dataOf(v) as Float32Array;
 const align16 = (bytes: number) => Math.ceil(bytes / 16) * 16;
 
+/**
+ * For a bool keep-mask broadcast to [B, H, T, S]: the number of keys each (b, h, i) row keeps when every row
+ * keeps a prefix (1…1 0…0), else null. Rows that share their mask row (a broadcast head axis) are read once.
+ */
+export function prefixKeyLimits(mask: View): Int32Array | null {
+  const [, , , S] = mask.shape;
+  const data = dataOf(mask);
+  const rows = elementOffsets(mask.shape.slice(0, 3), mask.strides.slice(0, 3), mask.offset);
+  const stride = mask.strides[3];
+  const limits = new Int32Array(rows.length);
+  let lastRow = -1;
+  let lastLimit = 0;
+  for (let r = 0; r < rows.length; r++) {
+    const at = rows[r];
+    if (at !== lastRow) {
+      let n = 0;
+      while (n < S && data[at + n * stride]) n++;
+      for (let j = n + 1; j < S; j++) if (data[at + j * stride]) return null;
+      lastRow = at;
+      lastLimit = n;
+    }
+    limits[r] = lastLimit;
+  }
+  return limits;
+}
+
 export function attention(args: AttentionArgs): void {
   const { q, k, v, mask, causal, scale, out, lse } = args;
-  if (mask || [q, k, v, out, lse].some((x) => x.dtype !== 'float32')) {
+  const limits = mask && mask.dtype === 'bool' ? prefixKeyLimits(mask) : null;
+  if ((mask && !limits) || [q, k, v, out, lse].some((x) => x.dtype !== 'float32')) {
     cpuAttention(args);
     return;
   }
@@ -41,8 +70,10 @@ export function attention(args: AttentionArgs): void {
   const vAt = align16(kAt + 4 * kn);
   const oAt = align16(vAt + 4 * kn);
   const lAt = align16(oAt + 4 * qn);
-  const sAt = align16(lAt + 4 * B * H * T);
+  const mAt = align16(lAt + 4 * B * H * T);
+  const sAt = align16(mAt + (limits ? 4 * B * H * T : 0));
   const mem = rt.reserve(sAt + 4 * S * B * H * callsPerHead);
+  if (limits) new Int32Array(mem.buffer, mAt, limits.length).set(limits);
   mem.set(f32(q).subarray(q.offset, q.offset + qn), qAt / 4);
   mem.set(f32(k).subarray(k.offset, k.offset + kn), kAt / 4);
   mem.set(f32(v).subarray(v.offset, v.offset + kn), vAt / 4);
@@ -66,12 +97,12 @@ export function attention(args: AttentionArgs): void {
           op,
           lAt + 4 * bh * T,
           scratch,
-          T,
           S,
           D,
           i0,
           i1,
           shift,
+          limits ? mAt + 4 * bh * T : -1,
           scale,
         ]);
       }
@@ -85,7 +116,8 @@ export function attention(args: AttentionArgs): void {
 export function attentionBackward(args: AttentionBackwardArgs): void {
   const { q, k, v, mask, causal, scale, out, lse, dout, dq, dk, dv } = args;
   const all = [q, k, v, out, lse, dout, dq, dk, dv];
-  if (mask || all.some((x) => x.dtype !== 'float32')) {
+  const limits = mask && mask.dtype === 'bool' ? prefixKeyLimits(mask) : null;
+  if ((mask && !limits) || all.some((x) => x.dtype !== 'float32')) {
     cpuAttentionBackward(args);
     return;
   }
@@ -105,7 +137,9 @@ export function attentionBackward(args: AttentionBackwardArgs): void {
   const qAt = 0;
   const kAt = 4 * qs;
   const lAt = kAt + 4 * ks;
-  const mem = rt.reserve(lAt + 4 * B * H * T);
+  const mAt = align16(lAt + 4 * B * H * T);
+  const mem = rt.reserve(mAt + (limits ? 4 * B * H * T : 0));
+  if (limits) new Int32Array(mem.buffer, mAt, limits.length).set(limits);
   mem.set(f32(q).subarray(q.offset, q.offset + qn), qAt / 4);
   mem.set(f32(out).subarray(out.offset, out.offset + qn), (qAt + qs) / 4);
   mem.set(f32(dout).subarray(dout.offset, dout.offset + qn), (qAt + 2 * qs) / 4);
@@ -131,6 +165,7 @@ export function attentionBackward(args: AttentionBackwardArgs): void {
         S,
         D,
         shift,
+        limits ? mAt + 4 * head * T : -1,
         scale,
       ]);
     }

@@ -166,6 +166,9 @@ export class Code {
   }
 
   // Memory (align is log2 of the byte alignment hint; offset is a static byte offset).
+  i32Load(offset = 0): this {
+    return this.op(0x28).memarg(2, offset);
+  }
   f32Load(offset = 0): this {
     return this.op(0x2a).memarg(2, offset);
   }

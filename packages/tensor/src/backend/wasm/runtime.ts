@@ -201,6 +201,9 @@ export function getWasmRuntime(): WasmRuntime {
       return 1 + p.readyWorkers().length;
     },
     parallel(kernel: string, calls: Call[]): void {
+      // A call row holds the export index and at most CONTROL.row − 1 arguments; more would be dropped.
+      if (calls.some((call) => call.length > CONTROL.row))
+        throw new Error(`wasm kernel '${kernel}': a call passes more than ${CONTROL.row - 1} arguments`);
       // Only `lanes` starts the workers (for large jobs); a small job runs here even if it has several calls.
       const p = currentPool();
       if (p?.started && calls.length > 1) p.dispatch(kernel, calls);

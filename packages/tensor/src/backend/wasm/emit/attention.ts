@@ -1,18 +1,27 @@
 /**
  * Scaled dot-product attention forward for one (batch, head) and a range of query rows:
  *
- * `attn_fwd(qp, kp, vp, op, lp, sp, T, S, D, i0, i1, shift, scale)`: q [T, D] at qp, k and v [S, D], out
- * [T, D] at op, the log-sum-exp of each score row at lp (T floats), scratch for one score row at sp (S
- * floats). Query i sees keys j < min(S, i + shift + 1): shift = S − T is the causal mask aligned
- * bottom-right, shift ≥ S no mask. A row that sees no key gets zeros and a log-sum-exp of −Infinity.
+ * `attn_fwd(qp, kp, vp, op, lp, sp, S, D, i0, i1, shift, mp, scale)`: q [T, D] at qp, k and v [S, D],
+ * out [T, D] at op (rows i0 ≤ i < i1 written), the log-sum-exp of each score row at lp (T floats), scratch for one score row at sp (S
+ * floats). Query i sees keys j < min(S, i + shift + 1, limit_i): shift = S − T is the causal mask aligned
+ * bottom-right, shift ≥ S no causal mask; limit_i is int32 i at mp (a keep-mask whose rows are prefixes),
+ * or no limit when mp < 0. A row that sees no key gets zeros and a log-sum-exp of −Infinity.
  * Each row: scores by SIMD dot products over D, exp(s − max) and their sum, then out = Σ p_j·v_j.
  */
 import { type Code, F32, F64, I32, type ModuleBuilder, V128 } from '../builder.js';
 import { emitExp, expTemps, horizontal, horizontalSumF64, loopWhile, rowLoop } from './common.js';
 
+/** lim = min(lim, int32 row `row` at mp) when mp ≥ 0 (the rows' limits from a prefix keep-mask). */
+function emitRowLimit(c: Code, mp: number, row: number, lim: number, tmp: number): void {
+  c.localGet(mp).i32Const(0).i32GeS().if();
+  c.localGet(mp).localGet(row).i32Const(2).i32Shl().i32Add().i32Load().localTee(tmp);
+  c.localGet(lim).localGet(tmp).localGet(lim).i32LtS().select().localSet(lim);
+  c.end();
+}
+
 function emitForward(c: Code, logFn: number): void {
-  const [qp, kp, vp, op, lp, sp, , S, D, i0, i1, shift, scale] = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12];
-  const [i, j, p, db, lim, lb, q, k, o] = new Array(9).fill(0).map(() => c.local(I32));
+  const [qp, kp, vp, op, lp, sp, S, D, i0, i1, shift, mp, scale] = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12];
+  const [i, j, p, db, lim, lb, q, k, o, m] = new Array(10).fill(0).map(() => c.local(I32));
   const [mx, s] = [c.local(F32), c.local(F32)];
   const sum = c.local(F64);
   const [vacc, vm, ve, vx] = [c.local(V128), c.local(V128), c.local(V128), c.local(V128)];
@@ -23,11 +32,12 @@ function emitForward(c: Code, logFn: number): void {
   c.localGet(i).localGet(i1).i32GeS().brIf(1);
   c.localGet(qp).localGet(i).localGet(db).i32Mul().i32Add().localSet(q);
   c.localGet(op).localGet(i).localGet(db).i32Mul().i32Add().localSet(o);
-  // lim = clamp(i + shift + 1, 0, S) keys, lb = 4·lim bytes of scores.
+  // lim = clamp(i + shift + 1, 0, S) keys, at most the row's limit; lb = 4·lim bytes of scores.
   c.localGet(i).localGet(shift).i32Add().i32Const(1).i32Add().localTee(lim);
   c.localGet(S).localGet(lim).localGet(S).i32LtS().select().localSet(lim);
-  c.localGet(lim).i32Const(0).localGet(lim).i32Const(0).i32GtS().select().localTee(lim);
-  c.i32Const(2).i32Shl().localSet(lb);
+  c.localGet(lim).i32Const(0).localGet(lim).i32Const(0).i32GtS().select().localSet(lim);
+  emitRowLimit(c, mp, i, lim, m);
+  c.localGet(lim).i32Const(2).i32Shl().localSet(lb);
 
   // Scores s_j = scale·(q·k_j) into the scratch row, and their max.
   c.f32Const(Number.NEGATIVE_INFINITY).localSet(mx);
@@ -154,16 +164,17 @@ export function addAttention(m: ModuleBuilder, logFn: number): void {
 /**
  * Attention backward for the query rows of one (batch, kv head) group:
  *
- * `attn_bwd(qb, qs, kb, ks, lp, rows, T, S, D, shift, scale)`: q, out, dout and dq are four [rows, D] blocks
- * `qs` bytes apart starting at qb (the group's query heads are consecutive rows, row r being query r mod T);
- * k, v, dk, dv four [S, D] blocks `ks` bytes apart from kb; lp the rows' log-sum-exp. dq is overwritten, dk
+ * `attn_bwd(qb, qs, kb, ks, lp, rows, T, S, D, shift, mp, scale)`: q, out, dout and dq are four [rows, D]
+ * blocks `qs` bytes apart starting at qb (the group's query heads are consecutive rows, row r being query
+ * r mod T); k, v, dk, dv four [S, D] blocks `ks` bytes apart from kb; lp the rows' log-sum-exp; mp the rows'
+ * key limits (int32, or mp < 0 for none) as in the forward. dq is overwritten, dk
  * and dv accumulated (the caller zeroes them; one call owns a kv head, so no two threads share one). Per
  * row, one pass over the visible keys: p = exp(scale·q·k − lse), dp = dout·v, ds = p·(dp − dout·out)·scale,
  * dq += ds·k, dk += ds·q, dv += p·dout.
  */
 function emitBackward(c: Code): void {
-  const [qb, qs, kb, ks, lp, rows, T, S, D, shift, scale] = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10];
-  const [r, j, p, db, lim, q, o, g, dq, k, v, dk, dv] = new Array(13).fill(0).map(() => c.local(I32));
+  const [qb, qs, kb, ks, lp, rows, T, S, D, shift, mp, scale] = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11];
+  const [r, j, p, db, lim, q, o, g, dq, k, v, dk, dv, m] = new Array(14).fill(0).map(() => c.local(I32));
   const [lse, delta, s, pj, ds] = new Array(5).fill(0).map(() => c.local(F32));
   const [va, vb, vx, vp] = new Array(4).fill(0).map(() => c.local(V128));
   const tmp = expTemps(c);
@@ -232,6 +243,7 @@ function emitBackward(c: Code): void {
   c.localGet(shift).i32Add().i32Const(1).i32Add().localTee(lim);
   c.localGet(S).localGet(lim).localGet(S).i32LtS().select().localSet(lim);
   c.localGet(lim).i32Const(0).localGet(lim).i32Const(0).i32GtS().select().localSet(lim);
+  emitRowLimit(c, mp, r, lim, m);
   c.localGet(kb).localSet(k);
   c.localGet(kb).localGet(ks).i32Add().localTee(v).localGet(ks).i32Add().localTee(dk);
   c.localGet(ks).i32Add().localSet(dv);
@@ -256,5 +268,5 @@ function emitBackward(c: Code): void {
 }
 
 export function addAttentionBackward(m: ModuleBuilder): void {
-  m.func([I32, I32, I32, I32, I32, I32, I32, I32, I32, I32, F32], [], emitBackward, 'attn_bwd');
+  m.func([I32, I32, I32, I32, I32, I32, I32, I32, I32, I32, I32, F32], [], emitBackward, 'attn_bwd');
 }
