@@ -120,6 +120,24 @@ function cases(): Case[] {
     }),
   );
   list.push(
+    // One decode step of a KV-cache batch: each row's keep-mask is a prefix of its own length.
+    kernelCase('attention (decode, prefix mask)', 'B32 H4 T1 S384 D16', () => {
+      const [q, k, v] = [
+        ours(randn([32, 4, 1, 16], 28)),
+        ours(randn([32, 2, 384, 16], 29)),
+        ours(randn([32, 2, 384, 16], 30)),
+      ];
+      const keep = T.tensor(
+        Array.from({ length: 32 * 384 }, (_, i) => i % 384 < 100 + ((Math.floor(i / 384) * 37) % 284)),
+        { shape: [32, 1, 1, 384], dtype: 'bool' },
+      );
+      const mask = broadcastView(keep, [32, 4, 1, 384]);
+      const [o, lse] = [zeros([32, 4, 1, 16]), zeros([32, 4, 1])];
+      const args = { q, k, v, mask, causal: false, scale: 1 / 4, out: o, lse };
+      return [o, () => kernels().attention(args), [q, k, v, keep, lse]];
+    }),
+  );
+  list.push(
     kernelCase('attentionBackward (causal)', 'B4 H4 S256 D64', () => {
       const [q, k, v, dout] = [24, 25, 26, 27].map((s) => ours(randn([4, 4, 256, 64], s)));
       const [o, lse] = [zeros([4, 4, 256, 64]), zeros([4, 4, 256])];

@@ -37,8 +37,11 @@ export {
   shutdownWasmWorkers,
   setWasmThreadHost,
   wasmWorkerInfo,
+  nodeThreadHost,
+  webWorkerHost,
   type WasmKernelOptions,
   type ThreadHost,
+  type WebWorkerGlobals,
 } from './backend/wasm/index.js';
 export type * from './backend/backend.js';
 export { UNARY_OPS, BINARY_OPS } from './backend/backend.js';

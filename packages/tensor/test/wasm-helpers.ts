@@ -5,6 +5,9 @@
 import { expect } from 'vitest';
 import { type Tensor, tensor } from '../src/index.js';
 import { disableWasmKernels, enableWasmKernels, wasmKernelsEnabled } from '../src/backend/wasm/index.js';
+import { values } from './values.js';
+
+export { values };
 
 /** Runs `fn` with the wasm kernels registered (or not), restoring the previous state. */
 export function withWasm<T>(on: boolean, fn: () => T): T {
@@ -17,19 +20,6 @@ export function withWasm<T>(on: boolean, fn: () => T): T {
     if (was) enableWasmKernels();
     else disableWasmKernels();
   }
-}
-
-/** Deterministic values in [-scale, scale) from a seed (mulberry32). */
-export function values(n: number, seed: number, scale = 1): Float32Array {
-  let s = seed >>> 0;
-  const out = new Float32Array(n);
-  for (let i = 0; i < n; i++) {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = Math.imul(s ^ (s >>> 15), s | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    out[i] = ((((t ^ (t >>> 14)) >>> 0) / 4294967296) * 2 - 1) * scale;
-  }
-  return out;
 }
 
 export function f32(shape: readonly number[], seed: number, scale = 1): Tensor {

@@ -5,6 +5,7 @@
  */
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { Worker as NodeWorker } from 'node:worker_threads';
 import { afterAll, describe, expect, test } from 'vitest';
 import {
   type Tensor,
@@ -23,11 +24,14 @@ import {
 } from '../src/index.js';
 import {
   disableWasmKernels,
+  type WebWorkerGlobals,
   enableWasmKernels,
+  setWasmThreadHost,
   shutdownWasmWorkers,
   waitForWasmWorkers,
   wasmSimdSupported,
   wasmWorkerInfo,
+  webWorkerHost,
 } from '../src/backend/wasm/index.js';
 import { getWasmRuntime } from '../src/backend/wasm/runtime.js';
 import { expectIdentical, f32, leaf } from './wasm-helpers.js';
@@ -76,6 +80,55 @@ function workload(): Tensor[] {
   });
 }
 
+/**
+ * Worker, Blob and URL as a page has them, built on worker_threads: a Blob URL names the script text, and
+ * a worker runs it with `self` as its global and its first message delivered to `self.onmessage`.
+ */
+function webGlobalsOnNode(log: string[]): WebWorkerGlobals {
+  const scripts = new Map<string, string>();
+  class TextBlob {
+    constructor(readonly parts: string[]) {}
+  }
+  class ShimWorker {
+    private readonly worker: NodeWorker;
+    constructor(url: string) {
+      const script = scripts.get(url);
+      if (script === undefined) throw new Error(`no script at ${url}`);
+      const prelude = `globalThis.self = globalThis;
+import('node:worker_threads').then(({ parentPort }) =>
+  parentPort.once('message', (data) => self.onmessage({ data })));\n`;
+      this.worker = new NodeWorker(prelude + script, { eval: true });
+      this.worker.unref();
+      log.push('spawn');
+    }
+    postMessage(data: unknown): void {
+      this.worker.postMessage(data);
+    }
+    terminate(): void {
+      log.push('terminate');
+      void this.worker.terminate();
+    }
+  }
+  return {
+    Worker: ShimWorker,
+    Blob: TextBlob,
+    URL: {
+      createObjectURL: (blob) => {
+        const url = `blob:test/${scripts.size}`;
+        scripts.set(url, (blob as TextBlob).parts.join(''));
+        return url;
+      },
+      revokeObjectURL: (url) => {
+        scripts.delete(url);
+        log.push('revoke');
+      },
+    },
+    navigator: { hardwareConcurrency: 3 },
+    crossOriginIsolated: true,
+    SharedArrayBuffer,
+  };
+}
+
 describe.skipIf(!wasmSimdSupported())('wasm worker pool', () => {
   afterAll(() => {
     disableWasmKernels();
@@ -107,6 +160,36 @@ describe.skipIf(!wasmSimdSupported())('wasm worker pool', () => {
     tidy(() => matmul(f32([128, 128], 1), f32([128, 128], 2)).dataSync());
     expect(wasmWorkerInfo().started).toBe(true);
     expect(waitForWasmWorkers(20000)).toBe(1);
+  });
+
+  test('the Web Worker host runs the pool (on a worker_threads stand-in for Worker, Blob and URL)', () => {
+    const log: string[] = [];
+    const host = webWorkerHost(webGlobalsOnNode(log));
+    expect(host?.hardwareThreads).toBe(3);
+    useThreads(1);
+    const one = workload();
+    setWasmThreadHost(host);
+    try {
+      useThreads(3);
+      const before = wasmWorkerInfo().sharedJobs;
+      const many = workload();
+      expect(wasmWorkerInfo().sharedJobs - before).toBeGreaterThanOrEqual(10);
+      for (const [i, t] of one.entries()) expectIdentical(many[i], t, `web workers: output ${i}`);
+      // Each worker's Blob URL is revoked once the worker has it; shutting down terminates both workers.
+      expect(log).toEqual(['spawn', 'revoke', 'spawn', 'revoke']);
+      shutdownWasmWorkers();
+      expect(log.filter((e) => e === 'terminate')).toHaveLength(2);
+    } finally {
+      setWasmThreadHost(null);
+    }
+  });
+
+  test('no Web Worker host without Worker or SharedArrayBuffer, or in a page without cross-origin isolation', () => {
+    const env = webGlobalsOnNode([]);
+    expect(webWorkerHost({ ...env, Worker: undefined })).toBeUndefined();
+    expect(webWorkerHost({ ...env, SharedArrayBuffer: undefined })).toBeUndefined();
+    expect(webWorkerHost({ ...env, crossOriginIsolated: false })).toBeUndefined();
+    expect(webWorkerHost({ ...env, navigator: undefined })?.hardwareThreads).toBe(1);
   });
 
   test('a kernel error in a worker is thrown, naming the kernel; the pool keeps working', () => {

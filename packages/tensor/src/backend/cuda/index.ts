@@ -10,7 +10,9 @@ import type { Backend, Storage } from '../backend.js';
 import type { AllocatorStats } from './allocator.js';
 import { cudaKernels } from './kernels.js';
 import type { CudaStorage } from './launcher.js';
-import { CudaRuntime, type DeviceInfo } from './runtime.js';
+// Types only: the runtime (FFI, the file system) loads when a backend is created, so this module, and the
+// package index that imports it, load in a browser too.
+import type { DeviceInfo } from './runtime.js';
 
 export interface CudaBackend extends Backend {
   readonly device: DeviceInfo;
@@ -33,6 +35,7 @@ export interface CudaOptions {
 
 export async function createCudaBackend(options: CudaOptions = {}): Promise<CudaBackend> {
   const name = options.name ?? 'cuda';
+  const { CudaRuntime } = await import('./runtime.js');
   const rt = await CudaRuntime.create(options.device ?? 0);
   const own = (storage: Storage): CudaStorage => {
     if (storage.backend !== name)

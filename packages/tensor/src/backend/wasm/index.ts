@@ -16,6 +16,8 @@ import { logprobs, logprobsBackward, softmax, softmaxBackward } from './softmax.
 
 export { buildKernelModule } from './kernels.js';
 export type { ThreadHost } from './pool.js';
+export { nodeThreadHost } from './node-host.js';
+export { type WebWorkerGlobals, webWorkerHost } from './web-host.js';
 export {
   getThreads as wasmThreads,
   setThreadHost as setWasmThreadHost,

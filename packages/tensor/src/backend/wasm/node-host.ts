@@ -1,7 +1,7 @@
 /**
  * The Node implementation of `ThreadHost` (./pool.ts): node:worker_threads, reached through
  * `process.getBuiltinModule` so that nothing imports a Node module statically and the kernel code still
- * loads in a browser (where `defaultThreadHost` returns undefined and a Web Worker host can be set instead).
+ * loads in a browser (where this returns undefined and ./web-host.ts serves instead).
  * Workers are unref'd: a process that used the kernels exits when its own work is done.
  */
 import type { ThreadHost } from './pool.js';

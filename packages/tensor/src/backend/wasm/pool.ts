@@ -3,7 +3,7 @@
  * interface is synchronous, so the main thread takes its own share of the calls and then blocks on
  * `Atomics.wait` until every participating worker has signalled done (a busy-wait where the engine forbids
  * blocking, as on a browser's main thread). Only standard JavaScript is used here; starting threads is the
- * job of a `ThreadHost` (./node-host.ts for Node; a Web Worker host would go beside it).
+ * job of a `ThreadHost` (./node-host.ts for Node, ./web-host.ts for browsers).
  *
  * Workers start lazily, on the first job after `ensureStarted`, and are used once they report ready:
  * until then the main thread runs everything, so no call ever waits for a thread to boot.

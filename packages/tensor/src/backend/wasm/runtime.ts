@@ -9,6 +9,7 @@ import { MAX_PAGES, buildKernelModule } from './kernels.js';
 import { nodeThreadHost } from './node-host.js';
 import { type Call, type ThreadHost, WorkerPool } from './pool.js';
 import { CONTROL } from './protocol.js';
+import { webWorkerHost } from './web-host.js';
 
 interface WasmMemory {
   readonly buffer: ArrayBuffer;
@@ -77,12 +78,15 @@ let threads: number | undefined;
 let pool: WorkerPool | undefined;
 
 function threadHost(): ThreadHost | undefined {
-  if (host === null) host = nodeThreadHost();
+  if (host === null) host = nodeThreadHost() ?? webWorkerHost();
   return host;
 }
 
-/** Replaces the thread host (e.g. a Web Worker host in a browser); undefined disables threads. */
-export function setThreadHost(next: ThreadHost | undefined): void {
+/**
+ * Replaces the thread host (default: worker_threads in Node, Web Workers in a cross-origin-isolated page);
+ * undefined disables threads, null goes back to the default.
+ */
+export function setThreadHost(next: ThreadHost | undefined | null): void {
   shutdownWorkers();
   host = next;
 }
