@@ -325,6 +325,16 @@ export class Code {
   f32x4ExtractLane(lane: number): this {
     return this.simd(0x1f).op(lane);
   }
+  f64x2ExtractLane(lane: number): this {
+    return this.simd(0x21).op(lane);
+  }
+  /** Bytes of the two operands (0–15 the first, 16–31 the second) picked by 16 constant lane indices. */
+  i8x16Shuffle(lanes: readonly number[]): this {
+    if (lanes.length !== 16) throw new Error('i8x16.shuffle takes 16 lane indices');
+    this.simd(0x0d);
+    for (const lane of lanes) this.bytes.push(lane);
+    return this;
+  }
   // SIMD: f32x4 comparisons and bitwise.
   f32x4Ge(): this {
     return this.simd(0x46);
@@ -405,6 +415,13 @@ export class Code {
   }
   i32x4TruncSatF32x4S(): this {
     return this.simd(0xf8);
+  }
+  /** The two low f32 lanes as f64x2. */
+  f64x2PromoteLowF32x4(): this {
+    return this.simd(0x5f);
+  }
+  f64x2Add(): this {
+    return this.simd(0xf0);
   }
 }
 

@@ -2,20 +2,34 @@
  * Row kernels over dense [rows, width] f32 blocks (pointers are byte addresses):
  *
  * - `softmax_<mode>(xp, op, rows, width)`: mode 0 writes softmax, 1 log-softmax (both [rows, width] at
- *   op), 2 only each row's log-sum-exp (one f32 per row at op). The row sum is Kahan-compensated per lane and
- *   the lanes added in f64: good to about 1 ulp.
+ *   op), 2 only each row's log-sum-exp (one f32 per row at op). The row sum gathers f32 partials of at most
+ *   16 terms into f64: within a few ulps. Modes 1 and 2 only sum their exps, so they take the faster
+ *   `emitExpForSum` (./common.ts); softmax keeps the ≈1-ulp `emitExp`, since its exps are the outputs.
  * - `softmax_bwd(yp, gp, op, rows, width, log)`: from the forward output y and its gradient g:
  *   softmax: y·(g − Σ g·y); log-softmax: g − exp(y)·Σ g.
  * - `logprobs_bwd(xp, lp, gp, op, rows, width)`: −g[r]·exp(x − lse[r]) (the caller adds g[r] at the target).
  */
 import { type Code, F32, F64, I32, type ModuleBuilder, V128 } from '../builder.js';
-import { emitExp, expTemps, horizontal, horizontalSumF64, rowLoop, rowLoopUnrolled } from './common.js';
+import {
+  emitExp,
+  emitExpForSum,
+  expTemps,
+  horizontal,
+  horizontalSumF64,
+  loopWhile,
+  rowLoop,
+  rowLoopUnrolled,
+} from './common.js';
 
 /** The softmax kernel of a mode: 0 softmax, 1 log-softmax, 2 log-sum-exp only. */
 export const softmaxName = (mode: number) => `softmax_${mode}`;
 
 /** Independent accumulator chains in the max and exp-sum passes. */
 const CHAINS = 4;
+/** Vectors per block of the exp-sum pass (each chain takes BLOCK / CHAINS of them). */
+const BLOCK = 16;
+/** i8x16.shuffle lanes that bring a v128's high 8 bytes to its low half. */
+const HIGH_HALF = [8, 9, 10, 11, 12, 13, 14, 15, 8, 9, 10, 11, 12, 13, 14, 15];
 
 /** The softmax kernel for one `mode` (a constant, so the loops carry no mode test). */
 function emitSoftmax(c: Code, logFn: number, modeValue: number): void {
@@ -25,9 +39,10 @@ function emitSoftmax(c: Code, logFn: number, modeValue: number): void {
   const sum = c.local(F64);
   const s = c.local(F32);
   const lsum = c.local(F64);
-  const [vm, vx, vt, vnan] = new Array(4).fill(0).map(() => c.local(V128));
+  const empty = c.local(I32);
+  const [vm, vx, vt, vnan, d0, d1] = new Array(6).fill(0).map(() => c.local(V128));
   const chains = (n: number) => new Array(n).fill(0).map(() => c.local(V128));
-  const [ms, ss, cs] = [chains(CHAINS), chains(CHAINS), chains(CHAINS)];
+  const [ms, ss] = [chains(CHAINS), chains(CHAINS)];
   const mode = modeValue;
   const tmp = expTemps(c);
   const loadX = () => c.localGet(xp).localGet(p).i32Add();
@@ -39,8 +54,8 @@ function emitSoftmax(c: Code, logFn: number, modeValue: number): void {
   c.localGet(r).localGet(rows).i32GeS().brIf(1);
 
   // Pass 1: the row max, in CHAINS chains of pmax (one maxps each; NaN ignored, as the TS kernel's `>`
-  // does) and a NaN flag: a row with a NaN gets a NaN max, which makes its every output NaN as in the TS
-  // kernel.
+  // does). In softmax mode a NaN flag too: a row with a NaN gets a NaN max, which makes its every output NaN
+  // as in the TS kernel; in the other modes the NaN reaches the sum through emitExpForSum instead.
   for (const m of ms) c.f32x4SplatConst(Number.NEGATIVE_INFINITY).localSet(m);
   c.f32x4SplatConst(0).localSet(vnan);
   c.f32Const(Number.NEGATIVE_INFINITY).localSet(mx);
@@ -51,7 +66,7 @@ function emitSoftmax(c: Code, logFn: number, modeValue: number): void {
     CHAINS,
     (offset, chain) => {
       loadX().v128Load(offset).localTee(vx).localGet(ms[chain]).f32x4Pmax().localSet(ms[chain]);
-      c.localGet(vnan).localGet(vx).localGet(vx).f32x4Ne().v128Or().localSet(vnan);
+      if (mode === 0) c.localGet(vnan).localGet(vx).localGet(vx).f32x4Ne().v128Or().localSet(vnan);
     },
     () => {
       loadX().f32Load().localTee(s).localGet(mx).f32Max().localSet(mx);
@@ -64,44 +79,55 @@ function emitSoftmax(c: Code, logFn: number, modeValue: number): void {
   horizontal(c, vm, (k) => k.f32Max());
   c.localGet(mx).f32Max().localSet(mx);
   c.localGet(vnan).v128AnyTrue().if().f32Const(Number.NaN).localSet(mx).end();
-  // A row of -Infinity: shift by 0 instead, so exp gives 0s, the sum 0 and the log-sum-exp -Infinity.
-  c.localGet(mx).f32Const(Number.NEGATIVE_INFINITY).f32Eq().if().f32Const(0).localSet(mx).end();
+  // A row of -Infinity: shift by 0 instead, and its sum is 0 (so the log-sum-exp is -Infinity).
+  c.i32Const(0).localSet(empty);
+  c.localGet(mx).f32Const(Number.NEGATIVE_INFINITY).f32Eq().if();
+  c.f32Const(0).localSet(mx).i32Const(1).localSet(empty);
+  c.end();
 
-  // Pass 2: sum of exp(x - max), stored at op in softmax mode. CHAINS Kahan-compensated chains (sum
-  // ss[i], compensation cs[i]), their lanes then added in f64: the sum is good to about 1 ulp.
+  // Pass 2: sum of exp(x - max), stored at op in softmax mode. Blocks of BLOCK vectors go round CHAINS
+  // f32 accumulator chains; at the end of a block the chains are added pairwise and the four lane sums
+  // added into f64 (so an f32 partial never holds more than 16 terms: a relative error under 5 ulps).
+  // Leftover vectors go to chain 0 and its last flush, leftover floats straight into the f64 sum.
+  const expInto = (out: number) => {
+    if (mode === 0) emitExp(c, vx, tmp);
+    else emitExpForSum(c, vx, tmp);
+    c.localSet(out);
+  };
+  const accumulate = (offset: number, chain: number) => {
+    loadX().v128Load(offset).localGet(vm).f32x4Sub().localSet(vx);
+    expInto(vt);
+    if (mode === 0) addrO().localGet(vt).v128Store(offset);
+    c.localGet(ss[chain]).localGet(vt).f32x4Add().localSet(ss[chain]);
+  };
+  const flush = () => {
+    c.localGet(ss[0]).localGet(ss[1]).f32x4Add().localGet(ss[2]).localGet(ss[3]).f32x4Add().f32x4Add();
+    c.localTee(vt).f64x2PromoteLowF32x4().localGet(d0).f64x2Add().localSet(d0);
+    c.localGet(vt).localGet(vt).i8x16Shuffle(HIGH_HALF).f64x2PromoteLowF32x4();
+    c.localGet(d1).f64x2Add().localSet(d1);
+    for (const acc of ss) c.f32x4SplatConst(0).localSet(acc);
+  };
   c.localGet(mx).f32x4Splat().localSet(vm);
-  for (const v of [...ss, ...cs]) c.f32x4SplatConst(0).localSet(v);
+  for (const v of [...ss, d0, d1]) c.f32x4SplatConst(0).localSet(v);
   c.f64Const(0).localSet(sum);
-  rowLoopUnrolled(
-    c,
-    p,
-    nb,
-    CHAINS,
-    (offset, chain) => {
-      const [acc, comp] = [ss[chain], cs[chain]];
-      loadX().v128Load(offset).localGet(vm).f32x4Sub().localSet(vx);
-      emitExp(c, vx, tmp);
-      c.localSet(vx);
-      if (mode === 0) addrO().localGet(vx).v128Store(offset);
-      // y = e - comp; t = acc + y; comp = (t - acc) - y; acc = t (y kept in vx).
-      c.localGet(vx).localGet(comp).f32x4Sub().localSet(vx);
-      c.localGet(acc).localGet(vx).f32x4Add().localSet(vt);
-      c.localGet(vt).localGet(acc).f32x4Sub().localGet(vx).f32x4Sub().localSet(comp);
-      c.localGet(vt).localSet(acc);
-    },
-    () => {
-      loadX().f32Load().localGet(mx).f32Sub().f32x4Splat().localSet(vx);
-      emitExp(c, vx, tmp);
-      c.f32x4ExtractLane(0).localSet(s);
-      c.localGet(sum).localGet(s).f64PromoteF32().f64Add().localSet(sum);
-      if (mode === 0) addrO().localGet(s).f32Store();
-    },
-  );
-  for (let i = 0; i < CHAINS; i++)
-    for (let lane = 0; lane < 4; lane++) {
-      c.localGet(sum).localGet(ss[i]).f32x4ExtractLane(lane).f64PromoteF32().f64Add();
-      c.localGet(cs[i]).f32x4ExtractLane(lane).f64PromoteF32().f64Sub().localSet(sum);
-    }
+  c.i32Const(0).localSet(p);
+  loopWhile(c, p, nb, 16 * BLOCK, () => {
+    for (let i = 0; i < BLOCK; i++) accumulate(16 * i, i % CHAINS);
+    flush();
+  });
+  loopWhile(c, p, nb, 16, () => accumulate(0, 0));
+  flush();
+  loopWhile(c, p, nb, 4, () => {
+    loadX().f32Load().localGet(mx).f32Sub().f32x4Splat().localSet(vx);
+    expInto(vt);
+    c.localGet(vt).f32x4ExtractLane(0).localSet(s);
+    c.localGet(sum).localGet(s).f64PromoteF32().f64Add().localSet(sum);
+    if (mode === 0) addrO().localGet(s).f32Store();
+  });
+  for (const d of [d0, d1])
+    for (let lane = 0; lane < 2; lane++)
+      c.localGet(sum).localGet(d).f64x2ExtractLane(lane).f64Add().localSet(sum);
+  c.localGet(empty).if().f64Const(0).localSet(sum).end();
 
   // Pass 3.
   if (mode === 0) {
