@@ -66,6 +66,8 @@ function workload(): Tensor[] {
       )
       .backward();
     out.push(y, lp, x.grad as Tensor, w.grad as Tensor, exp(x), add(x, w));
+    // Rows enough for several chunks of the row driver (./src/backend/wasm/rows.ts).
+    out.push(softmax(f32([1500, 203], 15, 4)));
     const q = leaf(f32([2, 4, 70, 24], 8));
     const k = leaf(f32([2, 2, 90, 24], 9));
     const att = scaledDotProductAttention(q, k, k, { causal: true });
