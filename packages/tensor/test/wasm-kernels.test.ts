@@ -61,6 +61,28 @@ function grads(on: boolean, f: (...xs: Tensor[]) => Tensor, inputs: Tensor[], se
   });
 }
 
+/**
+ * Attention over random q [B, H, T, D], k and v [B, Hkv, S, D] with `options`: the wasm output and gradients
+ * against the TypeScript kernels' (tolerances in the header).
+ */
+function expectAttentionMatches(
+  [B, H, Hkv, T, S, D]: number[],
+  seed: number,
+  options: Parameters<typeof scaledDotProductAttention>[3],
+): void {
+  tidy(() => {
+    const q = f32([B, H, T, D], seed, 2);
+    const k = f32([B, Hkv, S, D], seed + 1, 2);
+    const v = f32([B, Hkv, S, D], seed + 2, 2);
+    const f = (a: Tensor, b: Tensor, c: Tensor) => scaledDotProductAttention(a, b, c, options);
+    const [got, want] = both(() => f(q, k, v));
+    expectClose(got, want, 2e-6, 1e-5, 'out');
+    const g = grads(true, f, [q, k, v]);
+    const e = grads(false, f, [q, k, v]);
+    for (let i = 0; i < 3; i++) expectClose(g[i], e[i], 1e-5, 1e-4, `d${'qkv'[i]}`);
+  });
+}
+
 describe.skipIf(!wasmSimdSupported())('wasm kernels vs the TypeScript kernels (property suite)', () => {
   const kernels = getBackend('cpu').kernels;
   const original = { ...kernels };
@@ -272,17 +294,7 @@ describe.skipIf(!wasmSimdSupported())('wasm kernels vs the TypeScript kernels (p
         fc.boolean(),
         fc.nat(),
         (B, [H, Hkv], T, S, D, causal, seed) =>
-          tidy(() => {
-            const q = f32([B, H, T, D], seed, 2);
-            const k = f32([B, Hkv, S, D], seed + 1, 2);
-            const v = f32([B, Hkv, S, D], seed + 2, 2);
-            const f = (a: Tensor, b: Tensor, c: Tensor) => scaledDotProductAttention(a, b, c, { causal });
-            const [got, want] = both(() => f(q, k, v));
-            expectClose(got, want, 2e-6, 1e-5, 'out');
-            const g = grads(true, f, [q, k, v]);
-            const e = grads(false, f, [q, k, v]);
-            for (let i = 0; i < 3; i++) expectClose(g[i], e[i], 1e-5, 1e-4, `d${'qkv'[i]}`);
-          }),
+          expectAttentionMatches([B, H, Hkv, T, S, D], seed, { causal }),
       ),
       RUNS,
     );
@@ -301,22 +313,13 @@ describe.skipIf(!wasmSimdSupported())('wasm kernels vs the TypeScript kernels (p
         fc.nat(),
         (B, [H, Hkv], T, S, D, perHead, causal, seed) =>
           tidy(() => {
-            const q = f32([B, H, T, D], seed, 2);
-            const k = f32([B, Hkv, S, D], seed + 1, 2);
-            const v = f32([B, Hkv, S, D], seed + 2, 2);
             const heads = perHead ? H : 1;
             const kept = Array.from({ length: B * heads * T }, (_, r) => (r * 7 + seed) % (S + 1));
             const mask = tensor(
               Array.from({ length: B * heads * T * S }, (_, i) => i % S < kept[Math.floor(i / S)]),
               { shape: [B, heads, T, S], dtype: 'bool' },
             );
-            const f = (a: Tensor, b: Tensor, c: Tensor) =>
-              scaledDotProductAttention(a, b, c, { causal, mask });
-            const [got, want] = both(() => f(q, k, v));
-            expectClose(got, want, 2e-6, 1e-5, 'out');
-            const g = grads(true, f, [q, k, v]);
-            const e = grads(false, f, [q, k, v]);
-            for (let i = 0; i < 3; i++) expectClose(g[i], e[i], 1e-5, 1e-4, `d${'qkv'[i]}`);
+            expectAttentionMatches([B, H, Hkv, T, S, D], seed, { causal, mask });
           }),
       ),
       RUNS,
