@@ -3,10 +3,10 @@
  * included, without a mask or with a keep-mask whose every row is a prefix (keys 0..n−1 kept, the rest
  * dropped: what a KV cache's padded batch needs); other masks take the TypeScript kernel. A prefix mask
  * travels as one int32 key count per (batch, head, query) row. q, k, v are copied into the wasm memory
- * whole, and the work is a list of calls over (batch, head, block of query rows), split over the threads. Each query row is computed
- * by one call start to end, so results do not depend on the thread count. Scores and sums are float32 (the
- * CPU kernel uses float64). The backward runs one call per (batch, kv head): that call owns the kv head's
- * dk and dv, so they are summed in one fixed order whatever the thread count.
+ * whole, and the work is a list of calls over (batch, head, block of query rows), split over the threads.
+ * Each query row is computed by one call start to end, so results do not depend on the thread count. Scores
+ * and sums are float32 (the CPU kernel uses float64). The backward runs one call per (batch, kv head): that
+ * call owns the kv head's dk and dv, so they are summed in one fixed order whatever the thread count.
  */
 import { type AttentionArgs, type AttentionBackwardArgs, type View, attentionDims } from '../backend.js';
 import { attentionBackward as cpuAttentionBackward, attention as cpuAttention } from '../cpu/attention.js';

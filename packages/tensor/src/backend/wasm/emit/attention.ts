@@ -1,12 +1,12 @@
 /**
  * Scaled dot-product attention forward for one (batch, head) and a range of query rows:
  *
- * `attn_fwd(qp, kp, vp, op, lp, sp, S, D, i0, i1, shift, mp, scale)`: q [T, D] at qp, k and v [S, D],
- * out [T, D] at op (rows i0 ≤ i < i1 written), the log-sum-exp of each score row at lp (T floats), scratch for one score row at sp (S
- * floats). Query i sees keys j < min(S, i + shift + 1, limit_i): shift = S − T is the causal mask aligned
- * bottom-right, shift ≥ S no causal mask; limit_i is int32 i at mp (a keep-mask whose rows are prefixes),
- * or no limit when mp < 0. A row that sees no key gets zeros and a log-sum-exp of −Infinity.
- * Each row: scores by SIMD dot products over D, exp(s − max) and their sum, then out = Σ p_j·v_j.
+ * `attn_fwd(qp, kp, vp, op, lp, sp, S, D, i0, i1, shift, mp, scale)`: q [T, D] at qp, k and v [S, D], out
+ * [T, D] at op (rows i0 ≤ i < i1 written), the log-sum-exp of each score row at lp (T floats), scratch for
+ * one score row at sp (S floats). Query i sees keys j < min(S, i + shift + 1, limit_i): shift = S − T is the
+ * causal mask aligned bottom-right, shift ≥ S no causal mask; limit_i is int32 i at mp (a keep-mask whose
+ * rows are prefixes), or no limit when mp < 0. A row that sees no key gets zeros and a log-sum-exp of
+ * −Infinity. Each row: scores by SIMD dot products over D, exp(s − max) and their sum, then out = Σ p_j·v_j.
  */
 import { type Code, F32, F64, I32, type ModuleBuilder, V128 } from '../builder.js';
 import { emitExp, expTemps, horizontal, horizontalSumF64, loopWhile, rowLoop } from './common.js';
@@ -167,10 +167,10 @@ export function addAttention(m: ModuleBuilder, logFn: number): void {
  * `attn_bwd(qb, qs, kb, ks, lp, rows, T, S, D, shift, mp, scale)`: q, out, dout and dq are four [rows, D]
  * blocks `qs` bytes apart starting at qb (the group's query heads are consecutive rows, row r being query
  * r mod T); k, v, dk, dv four [S, D] blocks `ks` bytes apart from kb; lp the rows' log-sum-exp; mp the rows'
- * key limits (int32, or mp < 0 for none) as in the forward. dq is overwritten, dk
- * and dv accumulated (the caller zeroes them; one call owns a kv head, so no two threads share one). Per
- * row, one pass over the visible keys: p = exp(scale·q·k − lse), dp = dout·v, ds = p·(dp − dout·out)·scale,
- * dq += ds·k, dk += ds·q, dv += p·dout.
+ * key limits (int32, or mp < 0 for none) as in the forward. dq is overwritten, dk and dv accumulated (the
+ * caller zeroes them; one call owns a kv head, so no two threads share one). Per row, one pass over the
+ * visible keys: p = exp(scale·q·k − lse), dp = dout·v, ds = p·(dp − dout·out)·scale, dq += ds·k,
+ * dk += ds·q, dv += p·dout.
  */
 function emitBackward(c: Code): void {
   const [qb, qs, kb, ks, lp, rows, T, S, D, shift, mp, scale] = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11];
