@@ -87,7 +87,7 @@ function emitSoftmax(c: Code, logFn: number, modeValue: number): void {
 
   // Pass 2: sum of exp(x - max), stored at op in softmax mode. Blocks of BLOCK vectors go round CHAINS
   // f32 accumulator chains; at the end of a block the chains are added pairwise and the four lane sums
-  // added into f64 (so an f32 partial never holds more than 16 terms: a relative error under 5 ulps).
+  // added into f64 (so an f32 partial never sums more than 16 terms: within a few ulps).
   // Leftover vectors go to chain 0 and its last flush, leftover floats straight into the f64 sum.
   const expInto = (out: number) => {
     if (mode === 0) emitExp(c, vx, tmp);
