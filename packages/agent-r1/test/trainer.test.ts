@@ -10,9 +10,16 @@ import { trainAgent } from '../src/trainer/trainer.js';
 const root = mkdtempSync(join(tmpdir(), 'agent-r1-trainer-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
-function config(name: string, steps: number, resume: boolean, algorithm = 'grpo'): TrainConfig {
+function config(
+  name: string,
+  steps: number,
+  resume: boolean,
+  algorithm = 'grpo',
+  extra: string[] = [],
+): TrainConfig {
   return resolveConfig({
     overrides: [
+      ...extra,
       'task=reveal',
       `algorithm.name=${algorithm}`,
       'algorithm.klCoef=0.01',
@@ -49,13 +56,18 @@ const strip = (ms: StepMetrics[]) =>
   ms.map(({ rolloutSeconds, prepareSeconds, updateSeconds, tokensPerSecond, ...rest }) => rest);
 
 describe('trainAgent', () => {
-  it.each(['grpo', 'ppo'])(
-    '%s: resuming from a checkpoint continues exactly as an uninterrupted run',
-    async (algorithm) => {
+  it.each([
+    ['grpo', []],
+    ['ppo', []],
+    ['grpo', ['algorithm.filterGroups=true']],
+  ])(
+    '%s %j: resuming from a checkpoint continues exactly as an uninterrupted run',
+    async (algorithm, extra) => {
       const task = await createTask(config('x', 1, false));
-      const straight = await trainAgent(config(`${algorithm}-straight`, 4, false, algorithm), task);
-      const first = await trainAgent(config(`${algorithm}-resumed`, 2, false, algorithm), task);
-      const second = await trainAgent(config(`${algorithm}-resumed`, 4, true, algorithm), task);
+      const name = `${algorithm}${extra.length ? '-filter' : ''}`;
+      const straight = await trainAgent(config(`${name}-straight`, 4, false, algorithm, extra), task);
+      const first = await trainAgent(config(`${name}-resumed`, 2, false, algorithm, extra), task);
+      const second = await trainAgent(config(`${name}-resumed`, 4, true, algorithm, extra), task);
       expect(second.steps).toBe(2);
       expect(strip([...first.metrics, ...second.metrics])).toEqual(strip(straight.metrics));
       for (const r of [straight, first, second]) r.policy.dispose();
@@ -79,6 +91,20 @@ describe('trainAgent', () => {
       expect(existsSync(join(c.checkpoint.dir, f)), f).toBe(true);
     }
     expect(result.evaluations).toHaveLength(1);
+    result.policy.dispose();
+  }, 60_000);
+
+  it('dynamic sampling: each step keeps up to promptsPerStep informative groups, drawing more until the round cap', async () => {
+    const extra = ['algorithm.filterGroups=true', 'algorithm.maxSampleRounds=2'];
+    const c = config('filter', 3, false, 'grpo', extra);
+    const result = await trainAgent(c, await createTask(c));
+    for (const m of result.metrics) {
+      // A second round is drawn exactly when the first did not fill the step; it can only add groups.
+      expect(m.sampleRounds).toBe(m.informativeGroups >= 1 ? 1 : 2);
+      expect(m.keptGroups).toBeGreaterThanOrEqual(m.informativeGroups);
+      expect(m.keptGroups).toBeLessThanOrEqual(1);
+    }
+    expect(result.metrics.some((m) => m.informativeGroups < 1)).toBe(true);
     result.policy.dispose();
   }, 60_000);
 

@@ -96,6 +96,8 @@ const SCHEMA: Field = obj<TrainConfig>({
     aggregation: oneOf('token-mean', 'seq-mean-token-sum', 'seq-mean-token-mean'),
     useActionMask: bool,
     processRewards: bool,
+    filterGroups: bool,
+    maxSampleRounds: int(1),
   }),
   train: obj<TrainLoopConfig>({
     steps: int(0),

@@ -85,6 +85,13 @@ export interface AlgorithmConfig {
   useActionMask: boolean;
   /** Per-turn (process) rewards in addition to the final outcome reward. */
   processRewards: boolean;
+  /**
+   * Dynamic sampling (DAPO): update only on groups whose rewards differ (the others have zero advantage
+   * under GRPO and RLOO), rolling out more prompts to refill the step's groups.
+   */
+  filterGroups: boolean;
+  /** With filterGroups: rollout rounds per step at most (the first included). */
+  maxSampleRounds: number;
 }
 
 export interface TrainLoopConfig {
@@ -240,6 +247,8 @@ export const DEFAULT_CONFIG: TrainConfig = {
     aggregation: 'token-mean',
     useActionMask: true,
     processRewards: false,
+    filterGroups: false,
+    maxSampleRounds: 3,
   },
   train: {
     steps: 200,

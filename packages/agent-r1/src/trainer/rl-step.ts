@@ -7,6 +7,7 @@ import type { AdamW, TransformerLM } from '@agent-r1/nn';
 import { type Generator, type Tensor, noGrad, tidy } from '@agent-r1/tensor';
 import { applyKlPenalty } from '../algorithms/advantages.js';
 import { buildBatch, lossRows } from '../algorithms/batch.js';
+import { informativeGroups, renumberGroups } from '../algorithms/group-filter.js';
 import { explainedVariance, maskedMean } from '../algorithms/metrics.js';
 import type { AgentEnv } from '../mdp/env.js';
 import { type Trajectory, actionTokenCount, totalReward } from '../mdp/trajectory.js';
@@ -63,31 +64,79 @@ function frozenPass(
   return { logprobs: lp, values: values.length ? values : null };
 }
 
+/**
+ * The step's rollouts: `examples` once, or with `algorithm.filterGroups` their informative groups, refilled
+ * from further prompts (`drawMore`) for up to `maxSampleRounds` rounds. A step that finds no informative
+ * group updates on the first round, as without filtering (its GRPO and RLOO advantages are zero).
+ */
+async function collect<Example>(
+  ctx: RlContext<Example>,
+  examples: readonly Example[],
+  drawMore: (() => Promise<readonly Example[]>) | undefined,
+): Promise<{
+  sampled: Trajectory[];
+  trained: Trajectory[];
+  rounds: number;
+  /** Informative groups in the first round, and kept for the update. */
+  informative: number;
+  kept: number;
+  tokens: number;
+}> {
+  const { algorithm, rollout: r } = ctx.config;
+  let tokens = 0;
+  const run = async (batch: readonly Example[]) => {
+    const trajectories = await rollout({
+      policy: ctx.policy,
+      codec: ctx.codec,
+      makeEnv: ctx.makeEnv,
+      examples: batch,
+      samplesPerExample: r.n,
+      limits: r,
+      sampling: {
+        temperature: r.temperature,
+        topK: r.topK || undefined,
+        topP: r.topP,
+        greedy: r.temperature === 0,
+      },
+      stopTokens: ctx.stopTokens,
+      stopStrings: ctx.stopStrings,
+      generator: ctx.generator,
+    });
+    tokens += trajectories.reduce((n, t) => n + actionTokenCount(t), 0);
+    return trajectories;
+  };
+  const sampled = await run(examples);
+  const all = examples.length;
+  if (!algorithm.filterGroups)
+    return { sampled, trained: sampled, rounds: 1, informative: all, kept: all, tokens };
+  const groups = informativeGroups(sampled);
+  const informative = groups.length;
+  let rounds = 1;
+  while (groups.length < examples.length && rounds < algorithm.maxSampleRounds && drawMore) {
+    groups.push(...informativeGroups(await run(await drawMore())));
+    rounds++;
+  }
+  const kept = Math.min(groups.length, examples.length);
+  const trained = kept > 0 ? renumberGroups(groups.slice(0, kept)) : sampled;
+  return { sampled, trained, rounds, informative, kept, tokens };
+}
+
+/**
+ * One RL step on `examples`; `drawMore` gives further prompts when dynamic sampling refills the batch. The
+ * reward metrics describe the first round (the policy's own sample); the update and the batch metrics use
+ * the trajectories trained on, which are returned.
+ */
 export async function rlStep<Example>(
   ctx: RlContext<Example>,
   examples: readonly Example[],
   lr: number,
+  drawMore?: () => Promise<readonly Example[]>,
 ): Promise<{ metrics: StepMetrics; trajectories: Trajectory[] }> {
   const { config } = ctx;
   const { algorithm, rollout: r } = config;
   const t0 = performance.now();
-  const trajectories = await rollout({
-    policy: ctx.policy,
-    codec: ctx.codec,
-    makeEnv: ctx.makeEnv,
-    examples,
-    samplesPerExample: r.n,
-    limits: r,
-    sampling: {
-      temperature: r.temperature,
-      topK: r.topK || undefined,
-      topP: r.topP,
-      greedy: r.temperature === 0,
-    },
-    stopTokens: ctx.stopTokens,
-    stopStrings: ctx.stopStrings,
-    generator: ctx.generator,
-  });
+  const collected = await collect(ctx, examples, drawMore);
+  const { sampled, trained: trajectories, tokens } = collected;
   const t1 = performance.now();
   const batch = buildBatch(trajectories, { includeProcessRewards: algorithm.processRewards });
   const temperature = r.temperature > 0 ? r.temperature : 1;
@@ -134,28 +183,35 @@ export async function rlStep<Example>(
     lr,
   );
   const t3 = performance.now();
-  const scores = trajectories.map((t) => totalReward(t));
+  const scores = sampled.map((t) => totalReward(t));
   const mean = scores.reduce((a, b) => a + b, 0) / scores.length;
-  const toolCalls = trajectories.flatMap((t) => t.toolCalls);
+  const toolCalls = sampled.flatMap((t) => t.toolCalls);
   const actionTokens = trajectories.reduce((n, t) => n + actionTokenCount(t), 0);
   const metrics: StepMetrics = {
     reward: mean,
     rewardStd: Math.sqrt(scores.reduce((a, s) => a + (s - mean) ** 2, 0) / scores.length),
-    em: meanInfo(trajectories, 'em'),
-    turns: trajectories.reduce((n, t) => n + t.turns.length, 0) / trajectories.length,
+    em: meanInfo(sampled, 'em'),
+    turns: sampled.reduce((n, t) => n + t.turns.length, 0) / sampled.length,
     responseLength: batch.responseLengths.reduce((a, b) => a + b, 0) / batch.size,
     actionTokens: actionTokens / trajectories.length,
-    toolCalls: toolCalls.length / trajectories.length,
+    toolCalls: toolCalls.length / sampled.length,
     toolSuccess: toolCalls.length ? toolCalls.filter((c) => c.success).length / toolCalls.length : Number.NaN,
     advantageMean: maskedMean(advantages, batch.actionMask),
     ...update,
     rewardKl,
     explainedVariance: oldValues ? explainedVariance(oldValues, returns, batch.actionMask) : Number.NaN,
-    tokensPerSecond: actionTokens / ((t1 - t0) / 1000),
+    tokensPerSecond: tokens / ((t1 - t0) / 1000),
     rolloutSeconds: (t1 - t0) / 1000,
     prepareSeconds: (t2 - t1) / 1000,
     updateSeconds: (t3 - t2) / 1000,
     lr,
+    ...(algorithm.filterGroups
+      ? {
+          informativeGroups: collected.informative / examples.length,
+          keptGroups: collected.kept / examples.length,
+          sampleRounds: collected.rounds,
+        }
+      : {}),
   };
   return { metrics, trajectories };
 }

@@ -143,7 +143,20 @@ export async function trainAgent<E>(
     const examples = sampleExamples(task.train, config.train.promptsPerStep, dataGenerator);
     const lr = config.train.lr * lrScale(step - 1);
     if (drawRenamings) renamings = await drawRenamings(examples);
-    const { metrics } = await rlStep(ctx, examples, lr);
+    // Further prompts for dynamic sampling, renamed like the first ones.
+    const drawMore = async () => {
+      const more = sampleExamples(task.train, config.train.promptsPerStep, dataGenerator);
+      if (drawRenamings) {
+        const drawn = await drawRenamings(more);
+        for (const example of more) {
+          const renaming = drawn.get(example);
+          if (renaming) renamings.set(example, renaming);
+          else renamings.delete(example);
+        }
+      }
+      return more;
+    };
+    const { metrics } = await rlStep(ctx, examples, lr, drawMore);
     const record: StepMetrics = { ...metrics };
     if (config.eval.every > 0 && step % config.eval.every === 0 && validation.length > 0) {
       const e = await runEval(step);
