@@ -50,7 +50,7 @@ export const presets: Record<string, PartialTrainConfig> = {
    * start on the successful scripted-searcher demonstrations of every training question (actions, plus the
    * context at half weight), nine in ten of them with their entities renamed each pass, so that the policy
    * learns to copy names rather than recall them; then 40 GRPO steps, then the results table on the test
-   * split. About 25 minutes on two cores (docs/results.md).
+   * split. 25 to 27 minutes on two cores (docs/results.md).
    */
   multihop: {
     task: 'multihop-qa',
