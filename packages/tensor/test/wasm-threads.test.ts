@@ -198,10 +198,10 @@ describe.skipIf(!wasmSimdSupported())('wasm worker pool', () => {
     useThreads(2);
     const rt = getWasmRuntime();
     const id = rt.id('softmax_0');
-    rt.reserve(1 << 20);
+    const { base } = rt.scratch(1 << 20);
     // The first call (the main thread's share) is valid; the second points far past the memory.
     const calls = [
-      [id, 0, 0, 1, 64],
+      [id, base, base, 1, 64],
       [id, 0x7fff0000, 0, 1, 64],
     ];
     expect(() => rt.parallel('softmax-probe', calls)).toThrow(

@@ -1,5 +1,5 @@
 /** The reference backend: pure TypeScript over typed arrays. Every other backend is tested against it. */
-import { type DType, type TypedArray, typedArrayFor } from '../../dtype.js';
+import type { DType, TypedArray } from '../../dtype.js';
 import type { Backend, Kernels, Storage } from '../backend.js';
 import { attention, attentionBackward } from './attention.js';
 import { binary, copy, fill, unary, where } from './elementwise.js';
@@ -9,7 +9,7 @@ import { layerNorm, layerNormBackward, rmsNorm, rmsNormBackward } from './norms.
 import { adamw } from './optim.js';
 import { random } from './random.js';
 import { reduce } from './reduce.js';
-import { type CpuStorage, makeStorage } from './storage.js';
+import { type CpuStorage, allocStorage, freeStorage } from './storage.js';
 import { logprobs, logprobsBackward, softmax, softmaxBackward } from './softmax.js';
 
 const kernels: Kernels = {
@@ -41,8 +41,8 @@ export function createCpuBackend(name = 'cpu'): Backend {
   return {
     name,
     kernels: { ...kernels },
-    alloc: (dtype: DType, size: number) => makeStorage(dtype, typedArrayFor(dtype, size), name),
-    free: () => {},
+    alloc: (dtype: DType, size: number) => allocStorage(dtype, size, name),
+    free: freeStorage,
     write(storage: Storage, data: TypedArray, offset = 0) {
       (storage as CpuStorage).data.set(data, offset);
     },

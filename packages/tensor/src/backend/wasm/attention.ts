@@ -2,8 +2,10 @@
  * Attention forward on the wasm kernel (./emit/attention.ts) for float32, causal or not, grouped-query heads
  * included, without a mask or with a keep-mask whose every row is a prefix (keys 0..n−1 kept, the rest
  * dropped: what a KV cache's padded batch needs); other masks take the TypeScript kernel. A prefix mask
- * travels as one int32 key count per (batch, head, query) row. q, k, v are copied into the wasm memory
- * whole, and the work is a list of calls over (batch, head, block of query rows), split over the threads.
+ * travels as one int32 key count per (batch, head, query) row. The forward reads q, k, v and writes its
+ * outputs in place when they live in the wasm memory (./arena.ts), and copies them through the scratch block
+ * otherwise (the backward always copies); the work is a list of calls over (batch, head, block of query
+ * rows), split over the threads.
  * Each query row is computed by one call start to end, so results do not depend on the thread count. Scores
  * and sums are float32 (the CPU kernel uses float64). The backward runs one call per (batch, kv head): that
  * call owns the kv head's dk and dv, so they are summed in one fixed order whatever the thread count.
@@ -65,18 +67,30 @@ export function attention(args: AttentionArgs): void {
   const pieces = Math.min(T, Math.max(1, Math.ceil((2 * lanes) / (B * H))));
   const rowsPer = Math.ceil(T / pieces);
   const callsPerHead = Math.ceil(T / rowsPer);
-  const qAt = 0;
-  const kAt = align16(4 * qn);
-  const vAt = align16(kAt + 4 * kn);
-  const oAt = align16(vAt + 4 * kn);
-  const lAt = align16(oAt + 4 * qn);
-  const mAt = align16(lAt + 4 * B * H * T);
+  // Operands in the wasm memory are used in place; the others get a region of the scratch block.
+  const operands = [
+    { view: q, n: qn },
+    { view: k, n: kn },
+    { view: v, n: kn },
+    { view: out, n: qn },
+    { view: lse, n: B * H * T },
+  ].map(({ view, n }) => ({ view, n, address: rt.addressOf(f32(view)) }));
+  let top = 0;
+  const regions = operands.map(({ n, address }) => {
+    if (address !== undefined) return -1;
+    const at = top;
+    top = align16(top + 4 * n);
+    return at;
+  });
+  const mAt = top;
   const sAt = align16(mAt + (limits ? 4 * B * H * T : 0));
-  const mem = rt.reserve(sAt + 4 * S * B * H * callsPerHead);
-  if (limits) new Int32Array(mem.buffer, mAt, limits.length).set(limits);
-  mem.set(f32(q).subarray(q.offset, q.offset + qn), qAt / 4);
-  mem.set(f32(k).subarray(k.offset, k.offset + kn), kAt / 4);
-  mem.set(f32(v).subarray(v.offset, v.offset + kn), vAt / 4);
+  const { base, mem } = rt.scratch(sAt + 4 * S * B * H * callsPerHead);
+  const [qAt, kAt, vAt, oAt, lAt] = operands.map(({ view, n, address }, i) => {
+    if (address !== undefined) return address + 4 * view.offset;
+    if (i < 3) mem.set(f32(view).subarray(view.offset, view.offset + n), (base + regions[i]) / 4);
+    return base + regions[i];
+  });
+  if (limits) new Int32Array(mem.buffer, base + mAt, limits.length).set(limits);
   const id = rt.id('attn_fwd');
   const shift = causal ? S - T : S;
   const calls: Call[] = [];
@@ -85,7 +99,7 @@ export function attention(args: AttentionArgs): void {
       const bh = b * H + h;
       const kv = (b * Hkv + Math.floor(h / (H / Hkv))) * S * D;
       for (let i0 = 0; i0 < T; i0 += rowsPer) {
-        const scratch = sAt + 4 * S * calls.length;
+        const scratch = base + sAt + 4 * S * calls.length;
         const qp = qAt + 4 * bh * T * D;
         const op = oAt + 4 * bh * T * D;
         const i1 = Math.min(T, i0 + rowsPer);
@@ -102,15 +116,18 @@ export function attention(args: AttentionArgs): void {
           i0,
           i1,
           shift,
-          limits ? mAt + 4 * bh * T : -1,
+          limits ? base + mAt + 4 * bh * T : -1,
           scale,
         ]);
       }
     }
   rt.parallel('attention', calls);
-  const view = rt.reserve(0);
-  f32(out).set(view.subarray(oAt / 4, oAt / 4 + qn), out.offset);
-  f32(lse).set(view.subarray(lAt / 4, lAt / 4 + B * H * T), lse.offset);
+  const view = rt.view();
+  for (const i of [3, 4]) {
+    const { view: o, n, address } = operands[i];
+    const at = [oAt, lAt][i - 3] / 4;
+    if (address === undefined) f32(o).set(view.subarray(at, at + n), o.offset);
+  }
 }
 
 export function attentionBackward(args: AttentionBackwardArgs): void {
@@ -134,11 +151,11 @@ export function attentionBackward(args: AttentionBackwardArgs): void {
   rt.lanes(8 * B * H * T * S * D);
   const qs = align16(4 * qn);
   const ks = align16(4 * kn);
-  const qAt = 0;
-  const kAt = 4 * qs;
+  const { base, mem } = rt.scratch(4 * qs + 4 * ks + align16(4 * B * H * T) + (limits ? 4 * B * H * T : 0));
+  const qAt = base;
+  const kAt = qAt + 4 * qs;
   const lAt = kAt + 4 * ks;
   const mAt = align16(lAt + 4 * B * H * T);
-  const mem = rt.reserve(mAt + (limits ? 4 * B * H * T : 0));
   if (limits) new Int32Array(mem.buffer, mAt, limits.length).set(limits);
   mem.set(f32(q).subarray(q.offset, q.offset + qn), qAt / 4);
   mem.set(f32(out).subarray(out.offset, out.offset + qn), (qAt + qs) / 4);
@@ -170,7 +187,7 @@ export function attentionBackward(args: AttentionBackwardArgs): void {
       ]);
     }
   rt.parallel('attentionBackward', calls);
-  const view = rt.reserve(0);
+  const view = rt.view();
   f32(dq).set(view.subarray((qAt + 3 * qs) / 4, (qAt + 3 * qs) / 4 + qn), dq.offset);
   f32(dk).set(view.subarray((kAt + 2 * ks) / 4, (kAt + 2 * ks) / 4 + kn), dk.offset);
   f32(dv).set(view.subarray((kAt + 3 * ks) / 4, (kAt + 3 * ks) / 4 + kn), dv.offset);

@@ -175,6 +175,10 @@ export class Code {
   f32Store(offset = 0): this {
     return this.op(0x38).memarg(2, offset);
   }
+  /** memory.fill (bulk memory): [dest, value, bytes] → fills bytes with the low byte of value. */
+  memoryFill(): this {
+    return this.op(0xfc, 0x0b, 0x00);
+  }
 
   // Constants.
   i32Const(v: number): this {

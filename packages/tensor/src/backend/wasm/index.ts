@@ -1,11 +1,14 @@
 /**
  * WebAssembly SIMD kernels for the CPU backend, emitted as bytecode from TypeScript (./builder.ts, ./emit/),
  * run on the main thread and worker threads over one shared memory (./runtime.ts, ./pool.ts).
- * `enableWasmKernels()` swaps them into the 'cpu' backend through `registerKernel`; `disableWasmKernels()`
- * puts the plain TypeScript kernels back. Float32 only: other dtypes and layouts fall back per call.
+ * `enableWasmKernels()` swaps them into the 'cpu' backend through `registerKernel` and, by default, has the
+ * backend allocate float32 tensors in that memory (./arena.ts); `disableWasmKernels()` puts the plain
+ * TypeScript kernels and the JS heap back. Float32 only: other dtypes and layouts fall back per call.
  */
 import type { Kernels } from '../backend.js';
+import { setFloat32Arena } from '../cpu/storage.js';
 import { getBackend, registerKernel } from '../registry.js';
+import { wasmArena } from './arena.js';
 import { attention, attentionBackward } from './attention.js';
 import { binary, unary } from './elementwise.js';
 import { matmul } from './matmul.js';
@@ -53,6 +56,12 @@ export interface WasmKernelOptions {
   threads?: number;
   /** Register only these kernels (default: all of WASM_KERNELS). */
   only?: readonly WasmKernelName[];
+  /**
+   * Allocate the CPU backend's float32 tensors in the wasm memory, so kernels use them in place instead of
+   * copying (default true; only where that memory is shared, i.e. where SharedArrayBuffer exists). Tensors
+   * already allocated stay where they are.
+   */
+  residentTensors?: boolean;
 }
 
 let saved: Partial<Pick<Kernels, WasmKernelName>> | undefined;
@@ -73,12 +82,14 @@ export function enableWasmKernels(options: WasmKernelOptions = {}): boolean {
     registerKernel('cpu', name, WASM_KERNELS[name] as Kernels[typeof name]);
   }
   saved = keep as Partial<Pick<Kernels, WasmKernelName>>;
+  if (options.residentTensors ?? true) setFloat32Arena(wasmArena());
   return true;
 }
 
 /** Restores the kernels that `enableWasmKernels` replaced. */
 export function disableWasmKernels(): void {
   if (!saved) return;
+  setFloat32Arena(undefined);
   for (const [name, impl] of Object.entries(saved))
     registerKernel('cpu', name as WasmKernelName, impl as Kernels[WasmKernelName]);
   saved = undefined;

@@ -2,10 +2,11 @@
  * The kernels' WebAssembly module, generated here as bytecode (see ./builder.ts and ./emit/). It imports one
  * memory (`env.memory`, shared when the module is built for threads) and `env.log` (Math.log, called once
  * per row), and exports the kernels of ./emit/: gemm (micro-kernels and the block loop nest), softmax and
- * its backward, logprobs backward, layer/RMS norm forward and backward, elementwise ops, AdamW, attention.
+ * its backward, logprobs backward, layer/RMS norm forward and backward, elementwise ops, AdamW, attention,
+ * and `zero` (memory.fill, to clear reused tensor blocks).
  * Every export takes byte addresses into the memory and returns nothing.
  */
-import { F64, ModuleBuilder } from './builder.js';
+import { F64, I32, ModuleBuilder } from './builder.js';
 import { addAttention, addAttentionBackward } from './emit/attention.js';
 import { addElementwise } from './emit/elementwise.js';
 import { addGemm } from './emit/gemm.js';
@@ -28,5 +29,7 @@ export function buildKernelModule(shared = false): Uint8Array {
   addElementwise(m);
   addAttention(m, logFn);
   addAttentionBackward(m);
+  // zero(address, bytes): the engine's memset, faster than TypedArray.fill on a shared buffer.
+  m.func([I32, I32], [], (c) => c.localGet(0).i32Const(0).localGet(1).memoryFill(), 'zero');
   return m.build();
 }

@@ -5,7 +5,8 @@
  *
  * - A in panels of 4 rows (the last one 1-3 rows), each K × R with a column's R values adjacent;
  * - B in panels of 8 columns (then 4), each K × W row-major, the last panel zero-padded to 4 columns;
- * - C as M × N4 (N rounded up to 4), of which the first N columns are copied out.
+ * - C as M × N4 (N rounded up to 4), of which the first N columns are copied out; or, when the output
+ *   lives in the wasm memory (./arena.ts) and N is a multiple of 4, C is the output itself.
  *
  * All batches are packed first; the work is then a list of `gemm_block` calls, one per (batch, block of
  * rows), split over the threads (./runtime.ts). Each call runs the loop nest of ./emit/gemm.ts, so an element
@@ -58,13 +59,16 @@ export function matmul(a: View, b: View, out: View): void {
       bAt.set(off, top);
       top = align16(top + 4 * K * N4);
     }
-  const cBase = top;
   const rt = getWasmRuntime();
-  const mem = rt.reserve(cBase + 4 * M * N4 * aBatch.length);
+  // C is written in place when the output lives in the wasm memory and its rows need no padding.
+  const cAddress = rt.addressOf(C);
+  const cInPlace = cAddress !== undefined && N4 === N;
+  const { base, mem } = rt.scratch(top + (cInPlace ? 0 : 4 * M * N4 * aBatch.length));
+  const cBase = cInPlace ? cAddress + 4 * out.offset : base + top;
   const [ars, acs] = [a.strides[rank - 2], a.strides[rank - 1]];
   const [brs, bcs] = [b.strides[rank - 2], b.strides[rank - 1]];
-  for (const [off, at] of aAt) packA(A, off, M, K, ars, acs, mem, at / 4);
-  for (const [off, at] of bAt) packB(B, off, K, N, brs, bcs, mem, at / 4);
+  for (const [off, at] of aAt) packA(A, off, M, K, ars, acs, mem, (base + at) / 4);
+  for (const [off, at] of bAt) packB(B, off, K, N, brs, bcs, mem, (base + at) / 4);
   // Calls over (batch, block of rows): enough blocks for every thread, each a multiple of 4 rows.
   const batches = aBatch.length;
   const lanes = rt.lanes(2 * M * N * K * batches);
@@ -73,8 +77,8 @@ export function matmul(a: View, b: View, out: View): void {
   const id = rt.id('gemm_block');
   const calls: Call[] = [];
   for (let batch = 0; batch < batches; batch++) {
-    const ap = aAt.get(aBatch[batch]) as number;
-    const bp = bAt.get(bBatch[batch]) as number;
+    const ap = base + (aAt.get(aBatch[batch]) as number);
+    const bp = base + (bAt.get(bBatch[batch]) as number);
     const cp = cBase + 4 * M * N4 * batch;
     for (let i0 = 0; i0 < M; i0 += rowsPer) {
       const rows = Math.min(rowsPer, M - i0);
@@ -82,7 +86,8 @@ export function matmul(a: View, b: View, out: View): void {
     }
   }
   rt.parallel('matmul', calls);
-  const view = rt.reserve(0);
+  if (cInPlace) return;
+  const view = rt.view();
   for (let batch = 0; batch < batches; batch++) {
     const dst = out.offset + batch * mn;
     const c0 = (cBase + 4 * M * N4 * batch) / 4;

@@ -1,8 +1,9 @@
 /**
  * The driver shared by every row-wise kernel (softmax, norms, elementwise, AdamW): rows of dense f32
- * streams are copied into the wasm memory a chunk at a time (about 256 KB per thread, so a chunk is still in
- * cache when the kernel reads it and when its results are copied out), each chunk's rows are split over
- * the threads, and the outputs copied back. Rows are the unit of work: a kernel computes every row the same
+ * streams that live on the JS heap are copied into the wasm memory a chunk at a time (about 256 KB per
+ * thread, so a chunk is still in cache when the kernel reads it and when its results are copied out), each
+ * chunk's rows are split over the threads, and the outputs copied back; streams already in the wasm memory
+ * are used in place. Rows are the unit of work: a kernel computes every row the same
  * way whichever thread runs it and however the rows were chunked, so results never depend on the thread
  * count.
  */
@@ -37,46 +38,67 @@ export interface RowJob {
 const CHUNK_BYTES = 1 << 18;
 const align16 = (bytes: number) => Math.ceil(bytes / 16) * 16;
 
-/** Runs the job; returns the memory view and the statics' byte addresses (to read partial sums back). */
+/**
+ * Runs the job; returns the memory view and the statics' byte addresses (to read partial sums back).
+ * Streams whose data lives in the wasm memory (./arena.ts) are read and written where they are; the others
+ * are copied through the scratch block a chunk at a time.
+ */
 export function runRows(job: RowJob): { mem: Float32Array; statics: number[] } {
   const rt: WasmRuntime = getWasmRuntime();
   const align = job.align ?? 1;
   const lanes = rt.lanes(job.rows * job.workPerRow);
-  const staticAt: number[] = [];
-  let top = 0;
-  for (const s of job.statics ?? []) {
-    staticAt.push(top);
-    top = align16(top + 4 * (typeof s === 'number' ? s : s.length));
-  }
-  const widths = [...job.inputs, ...job.outputs.filter((o) => o.inPlaceOf === undefined)].map((s) => s.width);
-  const bytesPerRow = 4 * widths.reduce((a, b) => a + b, 0);
-  let chunk = Math.max(1, Math.floor((CHUNK_BYTES * lanes) / Math.max(4, bytesPerRow)));
-  chunk = Math.min(Math.ceil(chunk / align) * align, Math.ceil(job.rows / align) * align);
-  const regionAt: number[] = [];
-  for (const w of widths) {
-    regionAt.push(top);
-    top = align16(top + 4 * w * chunk);
-  }
-  let mem = rt.reserve(Math.max(top, 16));
-  (job.statics ?? []).forEach((s, i) => {
-    if (typeof s === 'number') mem.fill(0, staticAt[i] / 4, staticAt[i] / 4 + s);
-    else mem.set(s, staticAt[i] / 4);
-  });
   const nIn = job.inputs.length;
-  const outRegion = (k: number) => {
-    const o = job.outputs[k];
-    if (o.inPlaceOf !== undefined) return regionAt[o.inPlaceOf];
-    let slot = nIn;
-    for (let j = 0; j < k; j++) if (job.outputs[j].inPlaceOf === undefined) slot++;
-    return regionAt[slot];
+  const inAt = job.inputs.map((s) => rt.addressOf(s.data));
+  // An in-place output shares its input's place; another output is resident or copied out.
+  const outAt = job.outputs.map((o) => (o.inPlaceOf === undefined ? rt.addressOf(o.data) : undefined));
+  const copied = [
+    ...job.inputs.map((s, k) => (inAt[k] === undefined ? s.width : 0)),
+    ...job.outputs.map((o, k) => (o.inPlaceOf === undefined && outAt[k] === undefined ? o.width : 0)),
+  ];
+  const bytesPerRow = 4 * copied.reduce((a, b) => a + b, 0);
+  let chunk =
+    bytesPerRow === 0 ? job.rows : Math.max(1, Math.floor((CHUNK_BYTES * lanes) / Math.max(4, bytesPerRow)));
+  chunk = Math.min(Math.ceil(chunk / align) * align, Math.ceil(job.rows / align) * align);
+  // Scratch layout: the statics, then a chunk's region for each copied stream.
+  const offsets: number[] = [];
+  let top = 0;
+  const staticOffsets = (job.statics ?? []).map((st) => {
+    const at = top;
+    top = align16(top + 4 * (typeof st === 'number' ? st : st.length));
+    return at;
+  });
+  for (const w of copied) {
+    offsets.push(top);
+    top = align16(top + 4 * w * Math.max(chunk, 1));
+  }
+  const { base, mem: scratchView } = rt.scratch(Math.max(top, 16));
+  let mem = scratchView;
+  const staticAt = staticOffsets.map((o) => base + o);
+  (job.statics ?? []).forEach((st, i) => {
+    if (typeof st === 'number') mem.fill(0, staticAt[i] / 4, staticAt[i] / 4 + st);
+    else mem.set(st, staticAt[i] / 4);
+  });
+  // The byte address of row r0 of each stream: in place for resident ones, else its scratch region.
+  const inputAt = (k: number, r0: number) => {
+    const s = job.inputs[k];
+    const at = inAt[k];
+    return at === undefined ? base + offsets[k] : at + 4 * (s.offset + r0 * s.width);
   };
-  const outAt = job.outputs.map((_, k) => outRegion(k));
+  const outputAt = (k: number, r0: number) => {
+    const o = job.outputs[k];
+    if (o.inPlaceOf !== undefined) return inputAt(o.inPlaceOf, r0);
+    const at = outAt[k];
+    return at === undefined ? base + offsets[nIn + k] : at + 4 * (o.offset + r0 * o.width);
+  };
   for (let r0 = 0; r0 < job.rows; r0 += chunk) {
     const n = Math.min(chunk, job.rows - r0);
     job.inputs.forEach((s, k) => {
+      if (inAt[k] !== undefined) return;
       const from = s.offset + r0 * s.width;
-      mem.set(s.data.subarray(from, from + n * s.width), regionAt[k] / 4);
+      mem.set(s.data.subarray(from, from + n * s.width), (base + offsets[k]) / 4);
     });
+    const ins = job.inputs.map((_, k) => inputAt(k, r0));
+    const outs = job.outputs.map((_, k) => outputAt(k, r0));
     const calls: Call[] = [];
     const pieces = Math.min(lanes, Math.ceil(n / align));
     for (let p = 0; p < pieces; p++) {
@@ -86,29 +108,32 @@ export function runRows(job: RowJob): { mem: Float32Array; statics: number[] } {
       if (align > 1) {
         // One call per aligned group, so a group's partial sums are always made by one call.
         for (let g = a; g < b; g += align)
-          calls.push(callAt(job, regionAt, outAt, staticAt, g, Math.min(align, b - g), r0));
-      } else calls.push(callAt(job, regionAt, outAt, staticAt, a, b - a, r0));
+          calls.push(callAt(job, ins, outs, staticAt, g, Math.min(align, b - g), r0));
+      } else calls.push(callAt(job, ins, outs, staticAt, a, b - a, r0));
     }
     rt.parallel(job.kernel, calls);
-    mem = rt.reserve(0);
-    job.outputs.forEach((s, k) => {
-      const base = outAt[k] / 4;
-      s.data.set(mem.subarray(base, base + n * s.width), s.offset + r0 * s.width);
+    mem = rt.view();
+    job.outputs.forEach((o, k) => {
+      const copiedBack = o.inPlaceOf === undefined ? outAt[k] === undefined : inAt[o.inPlaceOf] === undefined;
+      if (!copiedBack) return;
+      const from = outs[k] / 4;
+      o.data.set(mem.subarray(from, from + n * o.width), o.offset + r0 * o.width);
     });
   }
   return { mem, statics: staticAt };
 }
 
+/** The call for rows [local, local + count) of the chunk at r0, given the chunk's stream addresses. */
 function callAt(
   job: RowJob,
-  regionAt: number[],
-  outAt: number[],
+  ins: number[],
+  outs: number[],
   statics: number[],
   local: number,
   count: number,
   r0: number,
 ): Call {
-  const ins = job.inputs.map((s, k) => regionAt[k] + 4 * local * s.width);
-  const outs = job.outputs.map((s, k) => outAt[k] + 4 * local * s.width);
-  return job.call({ ins, outs, statics }, count, r0 + local);
+  const inRows = job.inputs.map((s, k) => ins[k] + 4 * local * s.width);
+  const outRows = job.outputs.map((s, k) => outs[k] + 4 * local * s.width);
+  return job.call({ ins: inRows, outs: outRows, statics }, count, r0 + local);
 }

@@ -1,10 +1,13 @@
 /**
- * The one instance of the kernel module, its memory, and the threads that share it. Kernels copy their
- * operands into this memory, run, and copy results out; `reserve` grows the memory as needed. Large jobs go
+ * The one instance of the kernel module, its memory, and the threads that share it. The memory is a heap of
+ * blocks (./heap.ts): the scratch block where kernels copy operands that live elsewhere, and, where the
+ * memory is shared, the float32 tensors of the CPU backend themselves (./arena.ts), which kernels then read
+ * and write in place. The heap grows the memory as needed. Large jobs go
  * through `parallel`, which splits a list of calls over the main thread and the worker pool (./pool.ts);
  * small ones call the exports directly. Only the standard WebAssembly and Atomics APIs are used here (no
  * Node APIs), so this runs in browsers too; threads need a `ThreadHost` and SharedArrayBuffer.
  */
+import { BlockHeap } from './heap.js';
 import { MAX_PAGES, buildKernelModule } from './kernels.js';
 import { nodeThreadHost } from './node-host.js';
 import { type Call, type ThreadHost, WorkerPool } from './pool.js';
@@ -57,8 +60,18 @@ export interface WasmRuntime {
   readonly fn: Record<string, Export>;
   /** Index of an export in the call table (for `parallel`). */
   id(name: string): number;
-  /** Ensures at least `bytes` bytes of memory; returns a Float32Array over all of it (valid until the next reserve). */
-  reserve(bytes: number): Float32Array;
+  /**
+   * A scratch region of at least `bytes` bytes for one kernel call: its byte address, and a Float32Array
+   * over the whole memory (valid until the heap next grows the memory: take `view()` again after a call).
+   */
+  scratch(bytes: number): { base: number; mem: Float32Array };
+  /** A Float32Array over the whole memory as it is now. */
+  view(): Float32Array;
+  /** The byte address of `data` in this memory, or undefined when it lives elsewhere. */
+  addressOf(data: ArrayBufferView): number | undefined;
+  /** The heap that scratch and resident tensors come from; `shared` says whether tensors may live in it. */
+  readonly heap: BlockHeap;
+  readonly shared: boolean;
   /**
    * How many threads a job of about `work` elementary operations should be split over: 1 when it is small
    * (threads cost ~10 µs a job) or no worker is ready yet; starts the workers lazily otherwise.
@@ -183,19 +196,56 @@ export function getWasmRuntime(): WasmRuntime {
     );
   if (isShared) shared = { module, memory, names, run };
   let view = new Float32Array(memory.buffer);
+  // Every ArrayBuffer object that has stood for this memory (growing a shared memory makes a new one over the
+  // same bytes; older views stay valid), so any typed array over the memory is recognised as such.
+  const buffers = new WeakSet<ArrayBufferLike>([memory.buffer]);
+  const refresh = (): Float32Array => {
+    if (view.buffer !== memory.buffer) {
+      view = new Float32Array(memory.buffer);
+      buffers.add(memory.buffer);
+    }
+    return view;
+  };
+  const heap = new BlockHeap(64, MAX_PAGES * PAGE, (end) => {
+    const have = memory.buffer.byteLength;
+    if (end <= have) return true;
+    try {
+      memory.grow(Math.ceil((end - have) / PAGE));
+    } catch {
+      return false;
+    }
+    refresh();
+    return true;
+  });
+  let scratch = { base: 0, bytes: 0 };
   runtime = {
+    heap,
+    shared: isShared,
     fn,
     id(name: string): number {
       const i = ids.get(name);
       if (i === undefined) throw new Error(`wasm kernels: no export named '${name}'`);
       return i;
     },
-    reserve(bytes: number): Float32Array {
-      const have = memory.buffer.byteLength;
-      if (bytes > have) memory.grow(Math.ceil((bytes - have) / PAGE));
-      if (view.buffer !== memory.buffer || view.byteLength !== memory.buffer.byteLength)
-        view = new Float32Array(memory.buffer);
-      return view;
+    scratch(bytes: number): { base: number; mem: Float32Array } {
+      if (bytes > scratch.bytes) {
+        // Grown by half again each time, so a run settles on one block after its largest kernel call.
+        const want = Math.max(bytes, Math.floor(scratch.bytes * 1.5), 1 << 16);
+        if (scratch.bytes > 0) heap.release(scratch.base, scratch.bytes);
+        const block = heap.alloc(want) ?? heap.alloc(bytes);
+        if (!block) {
+          scratch = { base: 0, bytes: 0 };
+          throw new Error(
+            `wasm kernels: no room for ${bytes} bytes of scratch (the wasm memory holds at most ${MAX_PAGES * PAGE} bytes)`,
+          );
+        }
+        scratch = { base: block.address, bytes: block.bytes };
+      }
+      return { base: scratch.base, mem: refresh() };
+    },
+    view: refresh,
+    addressOf(data: ArrayBufferView): number | undefined {
+      return buffers.has(data.buffer) ? data.byteOffset : undefined;
     },
     lanes(work: number): number {
       if (work < PARALLEL_WORK) return 1;

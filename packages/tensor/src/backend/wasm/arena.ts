@@ -1,0 +1,41 @@
+/**
+ * Float32 tensors of the CPU backend in the wasm memory: blocks of the runtime's heap (./heap.ts) handed to
+ * the backend as Float32Arrays over that memory (../cpu/storage.ts). A kernel whose operands live there
+ * passes their addresses to wasm instead of copying them in and its results out. Only where the memory is
+ * shared: growing a private memory would detach every array over it. Small arrays stay on the JS heap (their
+ * copies cost little, and they would crowd the heap's free list).
+ */
+import type { Float32Arena } from '../cpu/storage.js';
+import { type WasmRuntime, getWasmRuntime } from './runtime.js';
+
+/** Arrays below this many floats stay on the JS heap. */
+export const MIN_RESIDENT = 1024;
+
+let arena: Float32Arena | undefined;
+
+/** The arena over the runtime's heap, or undefined where the memory is not shared. */
+export function wasmArena(): Float32Arena | undefined {
+  const rt = getWasmRuntime();
+  if (!rt.shared) return undefined;
+  arena ??= makeArena(rt);
+  return arena;
+}
+
+function makeArena(rt: WasmRuntime): Float32Arena {
+  return {
+    alloc(size: number): Float32Array | undefined {
+      if (size < MIN_RESIDENT) return undefined;
+      const block = rt.heap.alloc(4 * size);
+      if (!block) return undefined;
+      const data = new Float32Array(rt.view().buffer, block.address, size);
+      if (!block.fresh) rt.fn.zero(block.address, 4 * size);
+      return data;
+    },
+    free(data: Float32Array): void {
+      const address = rt.addressOf(data);
+      if (address === undefined)
+        throw new Error('wasm arena: freeing an array that is not in the wasm memory');
+      rt.heap.release(address, data.byteLength);
+    },
+  };
+}

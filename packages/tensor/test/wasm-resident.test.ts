@@ -1,0 +1,198 @@
+/**
+ * Float32 tensors that live in the wasm memory (backend/wasm/arena.ts over heap.ts): the block heap's
+ * bookkeeping, where the CPU backend puts tensors, and that kernels reading and writing tensors in place
+ * give the same bits as the same kernels copying them in and out.
+ */
+import fc from 'fast-check';
+import { afterAll, describe, expect, test } from 'vitest';
+import * as T from '../src/index.js';
+import type { CpuStorage } from '../src/backend/cpu/storage.js';
+import { BLOCK_ALIGN, BlockHeap } from '../src/backend/wasm/heap.js';
+import { MIN_RESIDENT } from '../src/backend/wasm/arena.js';
+import { disableWasmKernels, enableWasmKernels, wasmSimdSupported } from '../src/backend/wasm/index.js';
+import { getWasmRuntime } from '../src/backend/wasm/runtime.js';
+import { values } from './values.js';
+
+/** A heap over [0, limit) whose "memory" only records how far it was grown. */
+function testHeap(limit = 1 << 20) {
+  const grown = { end: 0 };
+  const heap = new BlockHeap(0, limit, (end) => {
+    grown.end = Math.max(grown.end, end);
+    return true;
+  });
+  return { heap, grown };
+}
+
+describe('BlockHeap', () => {
+  test('aligned blocks from the top; freed blocks reused best-fit; neighbours merged; the top given back', () => {
+    const { heap, grown } = testHeap();
+    const a = heap.alloc(100);
+    const b = heap.alloc(1000);
+    const c = heap.alloc(64);
+    expect([a, b, c].map((x) => x?.address)).toEqual([0, 128, 1152]);
+    expect(a?.bytes).toBe(128);
+    expect([a, b, c].every((x) => x?.fresh)).toBe(true);
+    expect(grown.end).toBe(1216);
+    heap.release(0, 100);
+    heap.release(1152, 64);
+    // The top shrank back over c; a's 128 bytes are the one free range.
+    expect(heap.stats()).toEqual({ inUse: 1024, top: 1152, freeRanges: 1 });
+    const d = heap.alloc(64);
+    expect(d).toEqual({ address: 0, bytes: 64, fresh: false });
+    heap.release(0, 64);
+    heap.release(128, 1000);
+    expect(heap.stats()).toEqual({ inUse: 0, top: 0, freeRanges: 0 });
+    // Bytes handed out before are not fresh, bytes past the high-water mark are.
+    expect(heap.alloc(2000)).toEqual({ address: 0, bytes: 2048, fresh: false });
+  });
+
+  test('best fit picks the smallest free range that holds the block', () => {
+    const { heap } = testHeap();
+    const blocks = [256, 64, 512, 64, 128, 64].map((n) => heap.alloc(n)?.address as number);
+    heap.release(blocks[0], 256);
+    heap.release(blocks[2], 512);
+    heap.release(blocks[4], 128);
+    expect(heap.alloc(100)?.address).toBe(blocks[4]);
+    expect(heap.alloc(300)?.address).toBe(blocks[2]);
+  });
+
+  test('a block past the limit, or one the memory cannot grow to, is refused', () => {
+    const { heap } = testHeap(4096);
+    expect(heap.alloc(4096)?.address).toBe(0);
+    expect(heap.alloc(1)).toBeUndefined();
+    const refusing = new BlockHeap(0, 1 << 20, () => false);
+    expect(refusing.alloc(64)).toBeUndefined();
+  });
+
+  test('freeing a block twice throws', () => {
+    const { heap } = testHeap();
+    heap.alloc(64);
+    const b = heap.alloc(64)?.address as number;
+    heap.alloc(64);
+    heap.release(b, 64);
+    expect(() => heap.release(b, 64)).toThrow(/already free/);
+  });
+
+  test('random alloc/free sequences: blocks never overlap, and everything comes back', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.tuple(fc.boolean(), fc.integer({ min: 1, max: 5000 }), fc.nat()), { maxLength: 200 }),
+        (ops) => {
+          const { heap } = testHeap(1 << 24);
+          const live: { address: number; bytes: number }[] = [];
+          for (const [allocate, bytes, pick] of ops) {
+            if (allocate || live.length === 0) {
+              const block = heap.alloc(bytes);
+              if (!block) return false;
+              if (block.address % BLOCK_ALIGN !== 0 || block.bytes < bytes) return false;
+              for (const other of live)
+                if (
+                  block.address < other.address + other.bytes &&
+                  other.address < block.address + block.bytes
+                )
+                  return false;
+              live.push(block);
+            } else {
+              const [gone] = live.splice(pick % live.length, 1);
+              heap.release(gone.address, gone.bytes);
+            }
+            if (heap.stats().inUse !== live.reduce((s, b) => s + b.bytes, 0)) return false;
+          }
+          for (const b of live) heap.release(b.address, b.bytes);
+          const end = heap.stats();
+          return end.inUse === 0 && end.top === 0 && end.freeRanges === 0;
+        },
+      ),
+    );
+  });
+});
+
+describe.skipIf(!wasmSimdSupported())('tensors in the wasm memory', () => {
+  afterAll(() => disableWasmKernels());
+  const addressOf = (t: T.Tensor) => getWasmRuntime().addressOf((t.storage as CpuStorage).data);
+
+  test('large float32 tensors live in the wasm memory; small, other dtypes and opted-out ones do not', () => {
+    enableWasmKernels();
+    const big = T.zeros([MIN_RESIDENT]);
+    const small = T.zeros([MIN_RESIDENT - 1]);
+    const f64 = T.zeros([MIN_RESIDENT], { dtype: 'float64' });
+    expect(addressOf(big)).toBeGreaterThan(0);
+    expect(addressOf(small)).toBeUndefined();
+    expect(addressOf(f64)).toBeUndefined();
+    enableWasmKernels({ residentTensors: false });
+    expect(addressOf(T.zeros([MIN_RESIDENT]))).toBeUndefined();
+    // Allocated before the switch, still in the wasm memory and still readable.
+    expect(addressOf(big)).toBeGreaterThan(0);
+    disableWasmKernels();
+    expect(addressOf(T.zeros([MIN_RESIDENT]))).toBeUndefined();
+    T.dispose([big, small, f64]);
+  });
+
+  test('dispose gives the block back; a reused block reads as zeros', () => {
+    enableWasmKernels();
+    const heap = getWasmRuntime().heap;
+    const before = heap.stats().inUse;
+    const a = T.full([4096], 7);
+    expect(heap.stats().inUse).toBe(before + 4 * 4096);
+    const at = addressOf(a);
+    a.dispose();
+    expect(heap.stats().inUse).toBe(before);
+    const storage = T.getBackend('cpu').alloc('float32', 4096) as CpuStorage;
+    expect(getWasmRuntime().addressOf(storage.data)).toBe(at);
+    expect(storage.data.every((x) => x === 0)).toBe(true);
+    T.getBackend('cpu').free(storage);
+    expect(heap.stats().inUse).toBe(before);
+  });
+
+  /**
+   * Every kernel that uses operands in place, forward and backward: matmul (output rows a multiple of 4 or
+   * not), elementwise (relu, mul), softmax, logprobs, layer norm, attention, and an AdamW step. Inputs are made with the
+   * arena on or off per input (`resident[i]`), so operands are in place, copied, or a mix.
+   */
+  function run(resident: (i: number) => boolean): Float32Array[] {
+    let i = 0;
+    const input = (shape: number[], scale = 1) => {
+      enableWasmKernels({ residentTensors: resident(i) });
+      const t = T.tensor(values(T.sizeOf(shape), 11 + i, scale), { shape, requiresGrad: true });
+      i++;
+      return t;
+    };
+    const x = input([128, 48]);
+    const w = input([48, 36], 0.2);
+    const w2 = input([36, 42], 0.2);
+    const gamma = input([42]);
+    const q = input([2, 4, 40, 16]);
+    const k = input([2, 2, 40, 16]);
+    const v = input([2, 2, 40, 16]);
+    const targets = T.tensor(
+      Int32Array.from({ length: 128 }, (_, r) => (r * 7) % 42),
+      { dtype: 'int32' },
+    );
+    const h = T.matmul(x, w).relu();
+    const logits = T.layerNorm(T.matmul(h, w2), gamma);
+    const attn = T.scaledDotProductAttention(q, k, v, { causal: true });
+    const loss = T.logprobs(logits, targets)
+      .sum()
+      .add(T.softmax(logits, -1).mul(logits).sum())
+      .add(attn.mul(attn).sum());
+    loss.backward();
+    const outs = [loss, logits, attn, ...[x, w, w2, gamma, q, k, v].map((t) => t.grad as T.Tensor)];
+    // One AdamW step on x (updated in place).
+    const m = T.zerosLike(x);
+    const s = T.zerosLike(x);
+    const hyper = { lr: 0.01, beta1: 0.9, beta2: 0.999, eps: 1e-8, weightDecay: 0.1, step: 1 };
+    T.adamwUpdate(x, x.grad as T.Tensor, m, s, hyper);
+    const result = [...outs, x, m, s].map((t) => (t.dataSync() as Float32Array).slice());
+    disableWasmKernels();
+    return result;
+  }
+
+  test('in place and copied operands give the same bits, forward and backward', () => {
+    const copied = run(() => false);
+    const inPlace = run(() => true);
+    const mixed = run((i) => i % 2 === 0);
+    const bits = (a: Float32Array) => Buffer.from(a.buffer);
+    for (const other of [inPlace, mixed])
+      for (const [j, a] of other.entries()) expect(bits(a).equals(bits(copied[j])), `output ${j}`).toBe(true);
+  });
+});
