@@ -171,9 +171,10 @@ describe.skipIf(!wasmSimdSupported())('wasm SIMD kernels vs the TypeScript kerne
     );
   });
 
-  test('matmul: larger fixed shapes (several panels, all tails)', () => {
+  test('matmul: larger fixed shapes (several panels, all tails, several blocks of k)', () => {
     for (const [M, N, K] of [
       [128, 128, 128],
+      [70, 36, 600],
       [67, 131, 65],
       [4, 8, 1],
       [1, 1, 300],

@@ -1,20 +1,25 @@
 /** Batched matrix multiplication with broadcasting over batch dimensions, as torch.matmul. */
 import { record } from '../autograd.js';
 import { promoteTypes } from '../dtype.js';
-import { broadcastShapes, formatShape } from '../shape.js';
+import { broadcastShapes, formatShape, sizeOf } from '../shape.js';
 import type { Tensor } from '../tensor.js';
 import { broadcastView, checkSameDevice, empty } from './internal.js';
 import { sumToShape } from './reduce.js';
 
-function matmulPrimitive(a: Tensor, b: Tensor): Tensor {
-  const M = a.shape[a.rank - 2];
+function checkAligned(a: Tensor, b: Tensor): void {
   const K = a.shape[a.rank - 1];
-  const N = b.shape[b.rank - 1];
   if (b.shape[b.rank - 2] !== K) {
     throw new Error(
       `matmul: shapes ${formatShape(a.shape)} and ${formatShape(b.shape)} are not aligned: ${K} (last dim of a) != ${b.shape[b.rank - 2]} (second-to-last dim of b)`,
     );
   }
+}
+
+function matmulPrimitive(a: Tensor, b: Tensor): Tensor {
+  const M = a.shape[a.rank - 2];
+  const K = a.shape[a.rank - 1];
+  const N = b.shape[b.rank - 1];
+  checkAligned(a, b);
   const batch = broadcastShapes('matmul', a.shape.slice(0, -2), b.shape.slice(0, -2));
   const out = empty(a.backend, [...batch, M, N], a.dtype);
   a.backend.kernels.matmul(broadcastView(a, [...batch, M, K]), broadcastView(b, [...batch, K, N]), out);
@@ -45,6 +50,18 @@ export function matmul(a: Tensor, b: Tensor): Tensor {
       (a.rank === 1 && i === full.rank - 2) || (b.rank === 1 && i === full.rank - 1);
     const out = full.reshape(full.shape.filter((_, i) => !dropped(i)));
     for (const t of [a2, b2, full]) if (t !== a && t !== b) t.dispose();
+    return out;
+  }
+  if (b.rank === 2 && a.rank > 2) {
+    checkAligned(a, b);
+    // A batch of rows times one matrix (a linear layer): one [rows, K] @ [K, N] product. Its backward is
+    // then two plain products too, where the batched form would compute a weight gradient per batch element
+    // and sum them.
+    const rows = a.reshape([sizeOf(a.shape.slice(0, -1)), a.shape[a.rank - 1]]);
+    const flat = matmul(rows, b);
+    const out = flat.reshape([...a.shape.slice(0, -1), b.shape[1]]);
+    if (rows !== a) rows.dispose();
+    flat.dispose();
     return out;
   }
   const out = matmulPrimitive(a, b);
