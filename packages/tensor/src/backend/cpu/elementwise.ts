@@ -1,7 +1,7 @@
 import { sizeOf } from '../../shape.js';
 import type { BinaryOp, UnaryOp, View } from '../backend.js';
 import { dataOf } from './storage.js';
-import { elementOffsets, isDense, viewOffsets } from './strided.js';
+import { forEachRun, isDense } from './strided.js';
 
 const GELU_C = Math.sqrt(2 / Math.PI);
 
@@ -64,55 +64,32 @@ export const BINARY: Record<BinaryOp, (a: number, b: number) => number> = {
 
 export function fill(out: View, value: number): void {
   const o = dataOf(out);
-  if (isDense(out)) o.fill(value, out.offset, out.offset + sizeOf(out.shape));
-  else for (const i of viewOffsets(out)) o[i] = value;
-}
-
-/** The trailing axes laid out densely in both views: how many there are and how many elements they hold. */
-function denseTail(shape: readonly number[], a: View, b: View): { axes: number; size: number } {
-  let size = 1;
-  let axis = shape.length;
-  while (
-    axis > 0 &&
-    (shape[axis - 1] === 1 || (a.strides[axis - 1] === size && b.strides[axis - 1] === size))
-  ) {
-    size *= shape[axis - 1];
-    axis--;
-  }
-  return { axes: shape.length - axis, size };
+  forEachRun(out.shape, [out], ([i], n, [step]) => {
+    if (step === 1) o.fill(value, i, i + n);
+    else for (let k = 0; k < n; k++, i += step) o[i] = value;
+  });
 }
 
 export function copy(src: View, dst: View): void {
   const s = dataOf(src);
   const d = dataOf(dst);
-  const shape = src.shape;
-  const { axes, size } = denseTail(shape, src, dst);
-  if (src.dtype === dst.dtype && size > 1) {
-    // Whole dense blocks at a time (e.g. a KV cache's heads, each dense over keys × head size).
-    const outer = shape.length - axes;
-    const so = elementOffsets(shape.slice(0, outer), src.strides.slice(0, outer), src.offset);
-    const dO = elementOffsets(shape.slice(0, outer), dst.strides.slice(0, outer), dst.offset);
-    for (let i = 0; i < so.length; i++) d.set(s.subarray(so[i], so[i] + size), dO[i]);
-    return;
-  }
-  const so = viewOffsets(src);
-  const dO = viewOffsets(dst);
-  // int32 destinations truncate toward zero, as a cast does in C and in WGSL.
-  for (let i = 0; i < so.length; i++) d[dO[i]] = s[so[i]];
+  const sameType = src.dtype === dst.dtype;
+  forEachRun(src.shape, [src, dst], ([i, j], n, [si, sj]) => {
+    // Whole dense runs at once (e.g. a KV cache's heads, each dense over keys × head size).
+    if (sameType && si === 1 && sj === 1) d.set(s.subarray(i, i + n), j);
+    // int32 destinations truncate toward zero, as a cast does in C and in WGSL.
+    else for (let k = 0; k < n; k++, i += si, j += sj) d[j] = s[i];
+  });
 }
 
 export function unary(op: UnaryOp, x: View, out: View): void {
   const f = UNARY[op];
   const xs = dataOf(x);
   const o = dataOf(out);
-  const n = sizeOf(out.shape);
-  if (isDense(x)) {
-    const base = x.offset;
-    for (let i = 0; i < n; i++) o[i] = f(xs[base + i]);
-    return;
-  }
-  const xo = viewOffsets(x);
-  for (let i = 0; i < n; i++) o[i] = f(xs[xo[i]]);
+  let at = out.offset;
+  forEachRun(out.shape, [x], ([i], n, [step]) => {
+    for (let k = 0; k < n; k++, i += step) o[at++] = f(xs[i]);
+  });
 }
 
 export function binary(op: BinaryOp, a: View, b: View, out: View): void {
@@ -129,9 +106,12 @@ export function binary(op: BinaryOp, a: View, b: View, out: View): void {
     else for (let i = 0; i < n; i++) o[i] = f(as[ab + i], bs[bb + i]);
     return;
   }
-  const ao = viewOffsets(a);
-  const bo = viewOffsets(b);
-  for (let i = 0; i < n; i++) o[i] = f(as[ao[i]], bs[bo[i]]);
+  let at = out.offset;
+  forEachRun(out.shape, [a, b], ([i, j], count, [si, sj]) => {
+    if (op === 'add') for (let k = 0; k < count; k++, i += si, j += sj) o[at++] = as[i] + bs[j];
+    else if (op === 'mul') for (let k = 0; k < count; k++, i += si, j += sj) o[at++] = as[i] * bs[j];
+    else for (let k = 0; k < count; k++, i += si, j += sj) o[at++] = f(as[i], bs[j]);
+  });
 }
 
 export function where(cond: View, a: View, b: View, out: View): void {
@@ -139,8 +119,8 @@ export function where(cond: View, a: View, b: View, out: View): void {
   const as = dataOf(a);
   const bs = dataOf(b);
   const o = dataOf(out);
-  const co = viewOffsets(cond);
-  const ao = viewOffsets(a);
-  const bo = viewOffsets(b);
-  for (let i = 0; i < co.length; i++) o[i] = c[co[i]] ? as[ao[i]] : bs[bo[i]];
+  let at = out.offset;
+  forEachRun(out.shape, [cond, a, b], ([h, i, j], n, [sh, si, sj]) => {
+    for (let k = 0; k < n; k++, h += sh, i += si, j += sj) o[at++] = c[h] ? as[i] : bs[j];
+  });
 }

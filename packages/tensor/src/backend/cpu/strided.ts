@@ -36,6 +36,65 @@ export function elementOffsets(
   }
 }
 
+/** How a view lays out a shape: its strides and the storage offset of its first element. */
+export interface Layout {
+  readonly strides: readonly number[];
+  readonly offset: number;
+}
+
+/**
+ * Walks `shape` in row-major order as runs along its innermost axis, for several views at once, without
+ * building an offset per element: calls `run(starts, n, steps)` for each run, with `starts[k]` view k's
+ * storage offset at the run's first element and `steps[k]` its stride along the run (`starts` is reused
+ * between calls). Axes of size 1 are dropped and neighbouring axes that every view walks as one are merged,
+ * so runs are as long as the layouts allow (a dense tail becomes one run).
+ */
+export function forEachRun(
+  shape: readonly number[],
+  views: readonly Layout[],
+  run: (starts: number[], n: number, steps: readonly number[]) => void,
+): void {
+  if (sizeOf(shape) === 0) return;
+  const sizes: number[] = [];
+  const strides: number[][] = views.map(() => []);
+  for (let d = shape.length - 1; d >= 0; d--) {
+    if (shape[d] === 1) continue;
+    if (sizes.length > 0 && views.every((v, k) => v.strides[d] === strides[k][0] * sizes[0])) {
+      sizes[0] *= shape[d];
+      continue;
+    }
+    sizes.unshift(shape[d]);
+    for (let k = 0; k < views.length; k++) strides[k].unshift(views[k].strides[d]);
+  }
+  const starts = views.map((v) => v.offset);
+  if (sizes.length === 0) {
+    run(
+      starts,
+      1,
+      views.map(() => 0),
+    );
+    return;
+  }
+  const last = sizes.length - 1;
+  const n = sizes[last];
+  const steps = strides.map((st) => st[last]);
+  const bases = views.map((v) => v.offset);
+  const index = new Array<number>(last).fill(0);
+  for (;;) {
+    for (let k = 0; k < bases.length; k++) starts[k] = bases[k];
+    run(starts, n, steps);
+    let d = last - 1;
+    for (; d >= 0; d--) {
+      index[d]++;
+      for (let k = 0; k < bases.length; k++) bases[k] += strides[k][d];
+      if (index[d] < sizes[d]) break;
+      for (let k = 0; k < bases.length; k++) bases[k] -= strides[k][d] * sizes[d];
+      index[d] = 0;
+    }
+    if (d < 0) return;
+  }
+}
+
 export function viewOffsets(view: View): Int32Array {
   return elementOffsets(view.shape, view.strides, view.offset);
 }
