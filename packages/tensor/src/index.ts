@@ -37,6 +37,7 @@ export {
   shutdownWasmWorkers,
   setWasmThreadHost,
   wasmWorkerInfo,
+  wasmMemoryInfo,
   nodeThreadHost,
   webWorkerHost,
   type WasmKernelOptions,

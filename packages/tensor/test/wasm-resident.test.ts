@@ -134,6 +134,8 @@ describe.skipIf(!wasmSimdSupported())('tensors in the wasm memory', () => {
     const before = heap.stats().inUse;
     const a = T.full([4096], 7);
     expect(heap.stats().inUse).toBe(before + 4 * 4096);
+    expect(T.wasmMemoryInfo().inUse).toBe(before + 4 * 4096);
+    expect(T.wasmMemoryInfo().bytes).toBeGreaterThanOrEqual(T.wasmMemoryInfo().top);
     const at = addressOf(a);
     a.dispose();
     expect(heap.stats().inUse).toBe(before);

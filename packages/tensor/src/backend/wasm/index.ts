@@ -28,6 +28,7 @@ export {
   waitForWorkers as waitForWasmWorkers,
   wasmSimdSupported,
   workerInfo as wasmWorkerInfo,
+  memoryInfo as wasmMemoryInfo,
 } from './runtime.js';
 export { matmul as wasmMatmul } from './matmul.js';
 export { softmax as wasmSoftmax, logprobs as wasmLogprobs } from './softmax.js';

@@ -144,6 +144,15 @@ export function workerInfo(): { threads: number; started: boolean; ready: number
   };
 }
 
+/**
+ * The wasm memory's size, and of it the bytes held by tensors and scratch (`inUse`), the top of the used
+ * region, and the number of free ranges below it (fragmentation); zeros before the runtime starts.
+ */
+export function memoryInfo(): { bytes: number; inUse: number; top: number; freeRanges: number } {
+  if (!runtime) return { bytes: 0, inUse: 0, top: 0, freeRanges: 0 };
+  return { bytes: runtime.view().byteLength, ...runtime.heap.stats() };
+}
+
 let shared: { module: object; memory: WasmMemory; names: string[]; run: (call: Call) => void } | undefined;
 
 function currentPool(): WorkerPool | undefined {
@@ -200,7 +209,7 @@ export function getWasmRuntime(): WasmRuntime {
   // same bytes; older views stay valid), so any typed array over the memory is recognised as such.
   const buffers = new WeakSet<ArrayBufferLike>([memory.buffer]);
   const refresh = (): Float32Array => {
-    if (view.buffer !== memory.buffer) {
+    if (view.buffer !== memory.buffer || view.byteLength !== memory.buffer.byteLength) {
       view = new Float32Array(memory.buffer);
       buffers.add(memory.buffer);
     }
