@@ -47,10 +47,10 @@ export const presets: Record<string, PartialTrainConfig> = {
   /**
    * Multi-hop QA with the search tool, the main job (`npm run train`): a policy with a copy head (with
    * match evidence and a source gate: they lift greedy validation EM from 0.18 to 0.45 at 300 steps); a warm
-   * start on the successful scripted-searcher demonstrations of every training question (actions, plus the
-   * context at half weight), nine in ten of them with their entities renamed each pass, so that the policy
-   * learns to copy names rather than recall them; then 40 GRPO steps, then the results table on the test
-   * split. 25 to 27 minutes on two cores (docs/results.md).
+   * start of 1,000 steps on the successful scripted-searcher demonstrations of every training question
+   * (actions, plus the context at half weight), nine in ten of them with their entities renamed each pass,
+   * so that the policy learns to copy names rather than recall them; then 40 GRPO steps, then the results
+   * table on the test split. Measured time on two cores in docs/results.md.
    */
   multihop: {
     task: 'multihop-qa',
@@ -67,7 +67,7 @@ export const presets: Record<string, PartialTrainConfig> = {
     rollout: MULTIHOP_ROLLOUT,
     algorithm: { name: 'grpo', klCoef: 0 },
     sft: {
-      steps: 500,
+      steps: 1000,
       demonstrations: 2151,
       batchSize: 16,
       lr: 0.01,
