@@ -49,6 +49,11 @@ describe('shape errors', () => {
       () => zeros([2, 2, 3]).matmul(zeros([3, 3, 1])),
       /^matmul: shapes \[2\] and \[3\] cannot be broadcast together$/,
     );
+    // A batch of rows times a matrix (computed as one flattened product) names the shapes as given.
+    expectThrowClean(
+      () => matmul(zeros([2, 5, 3]), zeros([4, 6])),
+      /^matmul: shapes \[2, 5, 3\] and \[4, 6\] are not aligned: 3 \(last dim of a\) != 4/,
+    );
     expectThrowClean(
       () => zeros([3]).matmul(zeros([2])),
       /matmul: shapes \[1, 3\] and \[2, 1\] are not aligned/,

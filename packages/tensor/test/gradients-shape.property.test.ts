@@ -154,6 +154,18 @@ describe('gradients of matmul', () => {
     });
   });
 
+  it('a batch of rows times one matrix (computed as one 2-d product), also with a non-contiguous batch', () => {
+    const d3 = fc.integer({ min: 1, max: 3 });
+    const arb = fc
+      .tuple(shapeArb({ maxRank: 2, maxDim: 3 }), d3, d3, d3, fc.boolean())
+      .chain(([batch, m, k, n, t]) =>
+        fc.tuple(specArb(t ? [...batch, k, m] : [...batch, m, k]), specArb([k, n]), fc.constant(t)),
+      );
+    checkProperty(arb, ([a, b, t]) => {
+      assertGradcheck((x, y) => matmul(t ? x.transpose(-2, -1) : x, y), [f64(a), f64(b)]);
+    });
+  });
+
   it('1-d operands: vector·vector, vector·matrix, matrix·vector (batched)', () => {
     const arb = fc
       .tuple(shapeArb({ maxRank: 2, maxDim: 3 }), dim, dim, fc.constantFrom('vv', 'vm', 'mv'))
