@@ -64,13 +64,17 @@ describe('BlockHeap', () => {
     expect(refusing.alloc(64)).toBeUndefined();
   });
 
-  test('freeing a block twice throws', () => {
+  test('freeing a block twice throws, and leaves the counts as they were', () => {
     const { heap } = testHeap();
     heap.alloc(64);
     const b = heap.alloc(64)?.address as number;
     heap.alloc(64);
     heap.release(b, 64);
     expect(() => heap.release(b, 64)).toThrow(/already free/);
+    // A block given back to the top is no longer in use either; the count of bytes in use is untouched.
+    expect(() => heap.release(128, 64)).not.toThrow();
+    expect(() => heap.release(128, 64)).toThrow(/not in use/);
+    expect(heap.stats().inUse).toBe(64);
   });
 
   test('random alloc/free sequences: blocks never overlap, and everything comes back', () => {

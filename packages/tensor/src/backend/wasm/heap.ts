@@ -80,7 +80,8 @@ export class BlockHeap {
   /** Returns a block from `alloc` (its address and its byte count, as alloc rounded it or as asked). */
   release(address: number, bytes: number): void {
     const size = roundUp(bytes);
-    this.inUse -= size;
+    if (address + size > this.top)
+      throw new Error(`wasm heap: block at ${address} (${size} bytes) is not in use`);
     // The first free range after the block, by binary search.
     let lo = 0;
     let hi = this.free.length;
@@ -93,6 +94,7 @@ export class BlockHeap {
     const after = this.free[lo];
     if ((before && before.start + before.bytes > address) || (after && address + size > after.start))
       throw new Error(`wasm heap: block at ${address} (${size} bytes) is already free`);
+    this.inUse -= size;
     let range: Range;
     if (before && before.start + before.bytes === address) {
       before.bytes += size;
