@@ -242,6 +242,8 @@ describe('error messages name the full key path', () => {
       'config: "model.norm" must be one of "rms", "layer", got "batch"',
     );
     expect(fails(['train.schedule=3'])).toContain('"train.schedule" must be one of');
+    expect(fails(['sft.schedule=step'])).toContain('"sft.schedule" must be one of');
+    expect(fails(['sft.minLrRatio=2'])).toContain('"sft.minLrRatio" must be');
   });
 
   it('empty strings and relations between keys', () => {

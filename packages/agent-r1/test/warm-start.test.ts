@@ -163,6 +163,44 @@ describe('warmStart', () => {
   }, 120_000);
 });
 
+describe('warmStart learning-rate schedules', () => {
+  const rates = async (name: string, extra: string[]) => {
+    const c = config(name, 6, false, ['sft.lr=0.02', ...extra]);
+    const task = await createTask(c);
+    const policy = buildPolicy(c, task.vocabSize);
+    await warmStart(c, task, policy, () => {});
+    policy.dispose();
+    return readFileSync(join(c.log.dir, WARM_START_METRICS), 'utf8')
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line).sftLr as number);
+  };
+
+  it('ramps up over sft.warmupSteps (the first step at lr / warmupSteps), then holds lr by default', async () => {
+    expect(await rates('lr-constant', [])).toEqual([0.01, 0.02, 0.02, 0.02, 0.02, 0.02]);
+  });
+
+  it('decays to sft.minLrRatio × lr at the last step with a cosine or linear schedule', async () => {
+    const cosine = await rates('lr-cosine', ['sft.schedule=cosine', 'sft.minLrRatio=0.1']);
+    const linear = await rates('lr-linear', ['sft.schedule=linear', 'sft.minLrRatio=0.1']);
+    // Warmup 2 steps, then 4 steps of decay: progress 1/4, 2/4, 3/4, 4/4 after the peak.
+    const decay = (f: (p: number) => number) => [
+      0.01,
+      0.02,
+      ...[1, 2, 3, 4].map((k) => 0.02 * (0.1 + 0.9 * f(k / 4))),
+    ];
+    const expected = {
+      cosine: decay((p) => 0.5 * (1 + Math.cos(Math.PI * p))),
+      linear: decay((p) => 1 - p),
+    };
+    for (let i = 0; i < 6; i++) {
+      expect(cosine[i]).toBeCloseTo(expected.cosine[i], 12);
+      expect(linear[i]).toBeCloseTo(expected.linear[i], 12);
+    }
+    expect(cosine.at(-1)).toBeCloseTo(0.002, 12);
+  });
+});
+
 const multihopConfig = (name: string, steps: number, resume: boolean, extra: string[] = []) =>
   config(name, steps, resume, extra, MULTIHOP);
 

@@ -111,6 +111,7 @@ const SCHEMA: Field = obj<TrainConfig>({
     gradClip: num({ min: 0 }),
     warmupSteps: int(0),
     schedule: oneOf('constant', 'cosine', 'linear'),
+    minLrRatio: num({ min: 0, max: 1 }),
     renameEntities: num({ min: 0, max: 1 }),
   }),
   sft: obj<SftConfig>({
@@ -119,6 +120,8 @@ const SCHEMA: Field = obj<TrainConfig>({
     batchSize: int(1),
     lr: num({ min: 0, above: true }),
     warmupSteps: int(0),
+    schedule: oneOf('constant', 'cosine', 'linear'),
+    minLrRatio: num({ min: 0, max: 1 }),
     contextWeight: num({ min: 0 }),
     renameEntities: num({ min: 0, max: 1 }),
     successfulOnly: bool,

@@ -109,6 +109,8 @@ export interface TrainLoopConfig {
   gradClip: number;
   warmupSteps: number;
   schedule: LrSchedule;
+  /** The multiplier of `lr` a decaying schedule ends at (0: it decays to nothing). */
+  minLrRatio: number;
   /**
    * Chance that a step's example is played with its entities renamed (one renaming per group; tasks with
    * `renameEntities` only): the warm start's `sft.renameEntities`, for RL. 0 never, 1 always.
@@ -125,6 +127,10 @@ export interface SftConfig {
   lr: number;
   /** Steps of linear learning-rate warmup. */
   warmupSteps: number;
+  /** After the warmup: 'constant', or a decay to `minLrRatio` × lr at the last step ('cosine', 'linear'). */
+  schedule: LrSchedule;
+  /** The multiplier of `lr` a decaying schedule ends at. */
+  minLrRatio: number;
   /**
    * Weight of the loss on prompt and observation tokens relative to the actions' (0: actions only).
    * Language-model training on the demonstrations, for a policy that starts from random weights.
@@ -262,6 +268,7 @@ export const DEFAULT_CONFIG: TrainConfig = {
     gradClip: 1,
     warmupSteps: 10,
     schedule: 'constant',
+    minLrRatio: 0,
     renameEntities: 0,
   },
   sft: {
@@ -270,6 +277,8 @@ export const DEFAULT_CONFIG: TrainConfig = {
     batchSize: 16,
     lr: 3e-3,
     warmupSteps: 0,
+    schedule: 'constant',
+    minLrRatio: 0,
     contextWeight: 0,
     renameEntities: 0,
     successfulOnly: false,

@@ -5,15 +5,7 @@
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import {
-  AdamW,
-  type TransformerLM,
-  constant,
-  loadCheckpoint,
-  saveCheckpoint,
-  warmupCosine,
-  warmupLinear,
-} from '@agent-r1/nn';
+import { AdamW, type TransformerLM, loadCheckpoint, saveCheckpoint } from '@agent-r1/nn';
 import { Generator } from '@agent-r1/tensor';
 import { RenamingEnv } from '../mdp/renaming-env.js';
 import type { AgentTask, EntityRenaming } from '../tasks/task.js';
@@ -21,6 +13,7 @@ import type { TrainConfig } from './config.js';
 import { type Evaluation, evaluate } from './evaluate.js';
 import { openMetricsLog, readMetrics } from './metrics-log.js';
 import { initPolicy } from './init.js';
+import { lrMultiplier } from './lr-schedule.js';
 import { buildCritic, buildPolicy, freezeCopy } from './models.js';
 import { randomPermutation } from './permutation.js';
 import { plotMetrics } from './plot.js';
@@ -43,13 +36,6 @@ interface SavedState {
 }
 
 const PLOTTED = ['reward', 'em', 'toolCalls', 'entropy', 'valEm'];
-
-function schedule(config: TrainConfig) {
-  const { warmupSteps, steps, schedule: kind } = config.train;
-  if (kind === 'cosine') return warmupCosine({ warmupSteps, totalSteps: Math.max(steps, warmupSteps) });
-  if (kind === 'linear') return warmupLinear({ warmupSteps, totalSteps: Math.max(steps, warmupSteps) });
-  return constant({ warmupSteps });
-}
 
 /** The examples of one step: a seeded draw without replacement within each pass over the data. */
 function sampleExamples<E>(examples: readonly E[], count: number, generator: Generator): E[] {
@@ -121,7 +107,7 @@ export async function trainAgent<E>(
     generator: rolloutGenerator,
   };
   const metricsLog = openMetricsLog(config.log.dir, { fromStep: state.step + 1 });
-  const lrScale = schedule(config);
+  const lrScale = lrMultiplier(config.train);
   const validation = task.validation.slice(0, config.eval.examples);
   const result: TrainResult = { steps: 0, metrics: [], evaluations: [], policy };
   const runEval = async (step: number) => {

@@ -18,6 +18,7 @@ import {
   recordDemonstration,
   rewriteDemonstration,
 } from './demonstrations.js';
+import { lrMultiplier } from './lr-schedule.js';
 import { openMetricsLog } from './metrics-log.js';
 import { randomPermutation } from './permutation.js';
 import { createProgress } from './progress.js';
@@ -129,6 +130,8 @@ export async function warmStart<E>(
     });
   const save = () => saveCheckpoint(dir, { model: policy, optimizer, state });
   const metrics = openMetricsLog(config.log.dir, { fileName: WARM_START_METRICS, fromStep: state.step + 1 });
+  // Called with the 1-based step: the first step already runs at lr / warmupSteps.
+  const lrScale = lrMultiplier(sft);
   const progress = createProgress({ label: 'warm start', mode: config.log.progress });
   progress.start(sft.steps, {}, state.step);
   let demos: Trajectory[] = [];
@@ -144,7 +147,7 @@ export async function warmStart<E>(
     }
     const batch = queue.shift()!;
     if (step < state.step) continue;
-    const lr = sft.lr * Math.min(1, (step + 1) / Math.max(1, sft.warmupSteps));
+    const lr = sft.lr * lrScale(step + 1);
     const result = sftStep(
       policy,
       optimizer,
@@ -159,6 +162,7 @@ export async function warmStart<E>(
     state = { step: step + 1 };
     metrics.append(step + 1, {
       sftLoss: result.loss,
+      sftLr: lr,
       ...(Number.isNaN(result.contextLoss) ? {} : { sftContextLoss: result.contextLoss }),
     });
     progress.update(step + 1, { loss: result.loss });
