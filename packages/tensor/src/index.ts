@@ -38,6 +38,7 @@ export {
   setWasmThreadHost,
   wasmWorkerInfo,
   wasmMemoryInfo,
+  poisonReusedWasmMemory,
   nodeThreadHost,
   webWorkerHost,
   type WasmKernelOptions,

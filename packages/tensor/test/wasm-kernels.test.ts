@@ -23,6 +23,7 @@ import {
   adamwUpdate,
   div,
   exp,
+  full,
   gelu,
   getBackend,
   layerNorm,
@@ -33,14 +34,19 @@ import {
   scaledDotProductAttention,
   sigmoid,
   silu,
+  slice,
   softmax,
   sub,
   tensor,
   tidy,
+  transpose,
+  zeros,
 } from '../src/index.js';
 import { WASM_KERNELS, disableWasmKernels, wasmSimdSupported } from '../src/backend/wasm/index.js';
 import { prefixKeyLimits } from '../src/backend/wasm/attention.js';
 import { MIN_ELEMENTWISE } from '../src/backend/wasm/elementwise.js';
+import { getWasmRuntime } from '../src/backend/wasm/runtime.js';
+import type { CpuStorage } from '../src/backend/cpu/storage.js';
 import { expectClose, expectIdentical, f32, leaf, values, withWasm } from './wasm-helpers.js';
 
 const RUNS = { numRuns: 25 };
@@ -426,6 +432,48 @@ describe.skipIf(!wasmSimdSupported())('wasm kernels vs the TypeScript kernels (p
       gradcheck32((a, bk, c) => scaledDotProductAttention(a, bk, c, { causal: true }), [q, k, v]);
       gradcheck32((t, ww) => silu(rmsNorm(t, ww)).mul(t), [x, w]);
     });
+  });
+
+  test('fill and copy on tensors in the wasm memory: zeros, strided copies, a slice gradient (same bits)', () => {
+    const resident = (t: Tensor) => getWasmRuntime().addressOf((t.storage as CpuStorage).data) !== undefined;
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 40, max: 90 }),
+        fc.integer({ min: 64, max: 130 }),
+        fc.nat(),
+        (R, C, seed) => {
+          // Inputs made inside each run, so that with the wasm kernels on they live in the wasm memory.
+          const run = (on: boolean) =>
+            withWasm(on, () =>
+              tidy(() => {
+                // Blocks the outputs will reuse hold ones (the arena does not clear them): a fill that missed
+                // an element would leave a 1.
+                full([12 * R * C], 1).dispose();
+                const x = leaf(f32([R, C], seed));
+                const picked = slice(x, 1, 3, C - 1, 2); // a strided view: every other column
+                picked
+                  .mul(f32(picked.shape, seed + 1))
+                  .sum()
+                  .backward(); // fills 0, copies into a strided view
+                const outs = [
+                  transpose(x).contiguous(), // element by element
+                  slice(x, 0, 1, R - 1).contiguous(), // one dense run
+                  picked.contiguous(), // runs of one element, step 2
+                  x.grad as Tensor,
+                  zeros([R, C]),
+                  full([R, C], -0), // -0 is not all zero bytes: the TS fill
+                  full([R, C], 2.5),
+                ];
+                if (on) expect(outs.every(resident)).toBe(true);
+                return outs.map((t) => Buffer.from((t.dataSync() as Float32Array).buffer));
+              }),
+            );
+          const want = run(false);
+          for (const [i, bits] of run(true).entries()) expect(bits.equals(want[i]), `output ${i}`).toBe(true);
+        },
+      ),
+      { numRuns: 15 },
+    );
   });
 
   test('float64 inputs fall back to the TypeScript kernels (bitwise equal)', () => {

@@ -8,7 +8,7 @@ import { afterAll, describe, expect, test } from 'vitest';
 import * as T from '../src/index.js';
 import type { CpuStorage } from '../src/backend/cpu/storage.js';
 import { BLOCK_ALIGN, BlockHeap } from '../src/backend/wasm/heap.js';
-import { MIN_RESIDENT } from '../src/backend/wasm/arena.js';
+import { MIN_RESIDENT, poisonReusedBlocks } from '../src/backend/wasm/arena.js';
 import { disableWasmKernels, enableWasmKernels, wasmSimdSupported } from '../src/backend/wasm/index.js';
 import { getWasmRuntime } from '../src/backend/wasm/runtime.js';
 import { values } from './values.js';
@@ -132,7 +132,7 @@ describe.skipIf(!wasmSimdSupported())('tensors in the wasm memory', () => {
     T.dispose([big, small, f64]);
   });
 
-  test('dispose gives the block back; a reused block reads as zeros', () => {
+  test('dispose gives the block back; a reused block is handed out as it was left (or NaN, poisoned)', () => {
     enableWasmKernels();
     const heap = getWasmRuntime().heap;
     const before = heap.stats().inUse;
@@ -145,9 +145,20 @@ describe.skipIf(!wasmSimdSupported())('tensors in the wasm memory', () => {
     expect(heap.stats().inUse).toBe(before);
     const storage = T.getBackend('cpu').alloc('float32', 4096) as CpuStorage;
     expect(getWasmRuntime().addressOf(storage.data)).toBe(at);
-    expect(storage.data.every((x) => x === 0)).toBe(true);
+    expect(storage.data.every((x) => x === 7)).toBe(true);
     T.getBackend('cpu').free(storage);
     expect(heap.stats().inUse).toBe(before);
+    poisonReusedBlocks(true);
+    const poisoned = T.getBackend('cpu').alloc('float32', 4096) as CpuStorage;
+    poisonReusedBlocks(false);
+    expect(getWasmRuntime().addressOf(poisoned.data)).toBe(at);
+    expect(poisoned.data.every(Number.isNaN)).toBe(true);
+    T.getBackend('cpu').free(poisoned);
+    // Zeros are zeros all the same: the op layer fills them.
+    const z = T.zeros([4096]);
+    expect(addressOf(z)).toBe(at);
+    expect(z.dataSync().every((x) => x === 0)).toBe(true);
+    z.dispose();
   });
 
   /**
@@ -193,12 +204,22 @@ describe.skipIf(!wasmSimdSupported())('tensors in the wasm memory', () => {
     return result;
   }
 
-  test('in place and copied operands give the same bits, forward and backward', () => {
+  test('in place and copied operands give the same bits, forward and backward; no kernel reads an element it did not write', () => {
     const copied = run(() => false);
     const inPlace = run(() => true);
     const mixed = run((i) => i % 2 === 0);
+    // Every reused block NaN: an output element a kernel left unwritten (or a scratch it read before writing)
+    // would turn results NaN. Blocks freed by the runs above are reused here.
+    T.zeros([1 << 18]).dispose(); // 1 MiB handed out and back: the run below reuses it
+    poisonReusedBlocks(true);
+    let poisoned: Float32Array[];
+    try {
+      poisoned = run(() => true);
+    } finally {
+      poisonReusedBlocks(false);
+    }
     const bits = (a: Float32Array) => Buffer.from(a.buffer);
-    for (const other of [inPlace, mixed])
+    for (const other of [inPlace, mixed, poisoned])
       for (const [j, a] of other.entries()) expect(bits(a).equals(bits(copied[j])), `output ${j}`).toBe(true);
   });
 });

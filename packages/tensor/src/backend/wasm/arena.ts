@@ -4,6 +4,11 @@
  * passes their addresses to wasm instead of copying them in and its results out. Only where the memory is
  * shared: growing a private memory would detach every array over it. Small arrays stay on the JS heap (their
  * copies cost little, and they would crowd the heap's free list).
+ *
+ * A reused block is handed out as it was left, not zeroed: `Backend.alloc` promises uninitialised storage
+ * (the op layer fills what a kernel accumulates into), and every kernel writes all of its output, so a
+ * zeroing pass would only cost a write of every tensor. `poisonReusedBlocks` fills them with NaN instead,
+ * for tests: a kernel that read an element it did not write would then turn its results NaN.
  */
 import type { Float32Arena } from '../cpu/storage.js';
 import { type WasmRuntime, getWasmRuntime } from './runtime.js';
@@ -12,6 +17,7 @@ import { type WasmRuntime, getWasmRuntime } from './runtime.js';
 export const MIN_RESIDENT = 1024;
 
 let arena: Float32Arena | undefined;
+let poison = false;
 
 /** The arena over the runtime's heap, or undefined where the memory is not shared. */
 export function wasmArena(): Float32Arena | undefined {
@@ -21,6 +27,11 @@ export function wasmArena(): Float32Arena | undefined {
   return arena;
 }
 
+/** Whether reused blocks are filled with NaN (for tests; off by default). */
+export function poisonReusedBlocks(on: boolean): void {
+  poison = on;
+}
+
 function makeArena(rt: WasmRuntime): Float32Arena {
   return {
     alloc(size: number): Float32Array | undefined {
@@ -28,7 +39,7 @@ function makeArena(rt: WasmRuntime): Float32Arena {
       const block = rt.heap.alloc(4 * size);
       if (!block) return undefined;
       const data = new Float32Array(rt.view().buffer, block.address, size);
-      if (!block.fresh) rt.fn.zero(block.address, 4 * size);
+      if (poison && !block.fresh) data.fill(Number.NaN);
       return data;
     },
     free(data: Float32Array): void {

@@ -179,6 +179,10 @@ export class Code {
   memoryFill(): this {
     return this.op(0xfc, 0x0b, 0x00);
   }
+  /** memory.copy (bulk memory): [dest, source, bytes] → copies bytes (the ranges may overlap). */
+  memoryCopy(): this {
+    return this.op(0xfc, 0x0a, 0x00, 0x00);
+  }
 
   // Constants.
   i32Const(v: number): this {

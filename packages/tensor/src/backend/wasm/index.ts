@@ -11,12 +11,14 @@ import { getBackend, registerKernel } from '../registry.js';
 import { wasmArena } from './arena.js';
 import { attention, attentionBackward } from './attention.js';
 import { binary, unary } from './elementwise.js';
+import { copy, fill } from './fill-copy.js';
 import { matmul } from './matmul.js';
 import { layerNorm, layerNormBackward, rmsNorm, rmsNormBackward } from './norms.js';
 import { adamw } from './optim.js';
 import { setThreads, wasmSimdSupported } from './runtime.js';
 import { logprobs, logprobsBackward, softmax, softmaxBackward } from './softmax.js';
 
+export { poisonReusedBlocks as poisonReusedWasmMemory } from './arena.js';
 export { buildKernelModule } from './kernels.js';
 export type { ThreadHost } from './pool.js';
 export { nodeThreadHost } from './node-host.js';
@@ -48,6 +50,8 @@ export const WASM_KERNELS = {
   attentionBackward,
   binary,
   unary,
+  fill,
+  copy,
   adamw,
 } satisfies Partial<Kernels>;
 export type WasmKernelName = keyof typeof WASM_KERNELS;

@@ -3,7 +3,7 @@
  * memory (`env.memory`, shared when the module is built for threads) and `env.log` (Math.log, called once
  * per row), and exports the kernels of ./emit/: gemm (micro-kernels and the block loop nest), softmax and
  * its backward, logprobs backward, layer/RMS norm forward and backward, elementwise ops, AdamW, attention,
- * and `zero` (memory.fill, to clear reused tensor blocks).
+ * and `zero` / `copy` (memory.fill / memory.copy, for the fill and copy kernels on tensors in the memory).
  * Every export takes byte addresses into the memory and returns nothing.
  */
 import { F64, I32, ModuleBuilder } from './builder.js';
@@ -29,7 +29,9 @@ export function buildKernelModule(shared = false): Uint8Array {
   addElementwise(m);
   addAttention(m, logFn);
   addAttentionBackward(m);
-  // zero(address, bytes): the engine's memset, faster than TypedArray.fill on a shared buffer.
+  // zero(address, bytes) and copy(to, from, bytes): the engine's memset and memmove, 4x (fill) and 3x (set)
+  // faster than the TypedArray methods on a shared buffer, 15x on 4,096 floats (./fill-copy.ts).
   m.func([I32, I32], [], (c) => c.localGet(0).i32Const(0).localGet(1).memoryFill(), 'zero');
+  m.func([I32, I32, I32], [], (c) => c.localGet(0).localGet(1).localGet(2).memoryCopy(), 'copy');
   return m.build();
 }
