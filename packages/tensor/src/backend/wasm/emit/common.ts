@@ -175,14 +175,15 @@ export function emitExp(c: Code, x: number, t: ExpTemps, general = false): void 
 }
 
 /**
- * exp of the v128 in local `x` (≤ 0, e.g. x − row max) for terms that are only summed, left on the stack:
- * 2^y with y = x·log2e split as n + t (n = round(y), |t| ≤ 1/2) and a degree-5 polynomial for 2^t. About
- * two thirds the vector operations of `emitExp` (no Cody–Waite split, a shorter polynomial, no zeroing), for
- * a relative error of about 1e-7 + 6e-8·|y| (the rounding of y): under 1e-6 for the terms within 2⁻¹⁶ of
- * the largest, and the rest are too small to change a float32 sum. Lanes below EXP_LO (−Infinity included)
- * give 2⁻¹²⁵ rather than 0; NaN lanes stay NaN.
+ * exp of the v128 in local `x` (≤ 0, e.g. x − row max), left on the stack: 2^y with y = x·log2e split as
+ * n + t (n = round(y), |t| ≤ 1/2) and a degree-5 polynomial for 2^t. About two thirds the vector operations
+ * of `emitExp` (no Cody–Waite split, a shorter polynomial), for a relative error of about 1e-7 + 6e-8·|y|
+ * (the rounding of y): under 1e-6 for the terms within 2⁻¹⁶ of the largest, and the rest are too small
+ * to change a float32 sum or a softmax output by 1e-9. NaN lanes stay NaN and lanes below EXP_LO (−Infinity
+ * included) give 2⁻¹²⁵, which a sum does not see; with `zeroLow` both give 0 (two more operations), as
+ * `emitExp` does, since a softmax output must be 0 for a masked −Infinity logit.
  */
-export function emitExpForSum(c: Code, x: number, t: ExpTemps): void {
+export function emitExpFast(c: Code, x: number, t: ExpTemps, zeroLow = false): void {
   const k = (v: number) => constant(c, t, v);
   c.localGet(x);
   k(EXP_LO).f32x4Pmax();
@@ -203,4 +204,7 @@ export function emitExpForSum(c: Code, x: number, t: ExpTemps): void {
   c.localGet(t.r).f32x4Mul();
   k(1).f32x4Add();
   c.localGet(t.n).i32Const(23).i32x4Shl().f32x4Mul();
+  if (!zeroLow) return;
+  c.localGet(x);
+  k(EXP_LO).f32x4Ge().v128And();
 }

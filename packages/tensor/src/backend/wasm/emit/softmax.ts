@@ -3,8 +3,8 @@
  *
  * - `softmax_<mode>(xp, op, rows, width)`: mode 0 writes softmax, 1 log-softmax (both [rows, width] at
  *   op), 2 only each row's log-sum-exp (one f32 per row at op). The row sum gathers f32 partials of at most
- *   16 terms into f64: within a few ulps. Modes 1 and 2 only sum their exps, so they take the faster
- *   `emitExpForSum` (./common.ts); softmax keeps the ≈1-ulp `emitExp`, since its exps are the outputs.
+ *   16 terms into f64: within a few ulps. Modes 1 and 2 only sum their exps; every mode takes the faster
+ *   `emitExpFast` (./common.ts: a relative error of about 1e-7 where it matters), softmax with exact zeros.
  * - `softmax_bwd(yp, gp, op, rows, width, log)`: from the forward output y and its gradient g:
  *   softmax: y·(g − Σ g·y); log-softmax: g − exp(y)·Σ g.
  * - `logprobs_bwd(xp, lp, gp, op, rows, width)`: −g[r]·exp(x − lse[r]) (the caller adds g[r] at the target).
@@ -12,7 +12,7 @@
 import { type Code, F32, F64, I32, type ModuleBuilder, V128 } from '../builder.js';
 import {
   emitExp,
-  emitExpForSum,
+  emitExpFast,
   expTemps,
   horizontal,
   horizontalSumF64,
@@ -55,7 +55,7 @@ function emitSoftmax(c: Code, logFn: number, modeValue: number): void {
 
   // Pass 1: the row max, in CHAINS chains of pmax (one maxps each; NaN ignored, as the TS kernel's `>`
   // does). In softmax mode a NaN flag too: a row with a NaN gets a NaN max, which makes its every output NaN
-  // as in the TS kernel; in the other modes the NaN reaches the sum through emitExpForSum instead.
+  // as in the TS kernel; in the other modes the NaN reaches the sum through emitExpFast instead.
   for (const m of ms) c.f32x4SplatConst(Number.NEGATIVE_INFINITY).localSet(m);
   c.f32x4SplatConst(0).localSet(vnan);
   c.f32Const(Number.NEGATIVE_INFINITY).localSet(mx);
@@ -90,8 +90,7 @@ function emitSoftmax(c: Code, logFn: number, modeValue: number): void {
   // added into f64 (so an f32 partial never sums more than 16 terms: within a few ulps).
   // Leftover vectors go to chain 0 and its last flush, leftover floats straight into the f64 sum.
   const expInto = (out: number) => {
-    if (mode === 0) emitExp(c, vx, tmp);
-    else emitExpForSum(c, vx, tmp);
+    emitExpFast(c, vx, tmp, mode === 0);
     c.localSet(out);
   };
   const accumulate = (offset: number, chain: number) => {
