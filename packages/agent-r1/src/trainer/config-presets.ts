@@ -48,9 +48,9 @@ export const presets: Record<string, PartialTrainConfig> = {
    * Multi-hop QA with the search tool, the main job (`npm run train`): a policy with a copy head (with
    * match evidence and a source gate: they lift greedy validation EM from 0.18 to 0.45 at 300 steps); a warm
    * start of 1,200 steps (a cosine decay of the rate) on the successful scripted-searcher demonstrations of
-   * every training question (actions, plus the context at half weight), nine in ten of them with their entities renamed each pass,
-   * so that the policy learns to copy names rather than recall them; then 40 GRPO steps, then the results
-   * table on the test split. Measured time on two cores in docs/results.md.
+   * every training question (actions, plus the context at half weight), nine in ten of them with their
+   * entities renamed each pass, so that the policy learns to copy names rather than recall them; then 40 GRPO
+   * steps, then the results table on the test split. Measured time on two cores in docs/results.md.
    */
   multihop: {
     task: 'multihop-qa',
