@@ -47,7 +47,7 @@ export const presets: Record<string, PartialTrainConfig> = {
   /**
    * Multi-hop QA with the search tool, the main job (`npm run train`): a policy with a copy head (with
    * match evidence and a source gate: they lift greedy validation EM from 0.18 to 0.45 at 300 steps); a warm
-   * start of 1,200 steps (a cosine decay of the rate) on the successful scripted-searcher demonstrations of
+   * start of 1,000 steps (a cosine decay of the rate) on the successful scripted-searcher demonstrations of
    * every training question (actions, plus the context at half weight), nine in ten of them with their
    * entities renamed each pass, so that the policy learns to copy names rather than recall them; then 40 GRPO
    * steps, then the results table on the test split. Measured time on two cores in docs/results.md.
@@ -67,12 +67,13 @@ export const presets: Record<string, PartialTrainConfig> = {
     rollout: MULTIHOP_ROLLOUT,
     algorithm: { name: 'grpo', klCoef: 0 },
     sft: {
-      steps: 1200,
+      steps: 1000,
       demonstrations: 2151,
       batchSize: 16,
       lr: 0.01,
       warmupSteps: 20,
-      // Decaying to a tenth: the constant rate's loss stalled after ~700 steps and spiked past 1,400.
+      // Decaying to a tenth: the constant rate's loss stalled after ~700 steps and spiked past 1,400 (1,200
+      // steps of this schedule did no better than 1,000: docs/results.md).
       schedule: 'cosine',
       minLrRatio: 0.1,
       contextWeight: 0.5,
