@@ -113,6 +113,7 @@ const SCHEMA: Field = obj<TrainConfig>({
     schedule: oneOf('constant', 'cosine', 'linear'),
     minLrRatio: num({ min: 0, max: 1 }),
     renameEntities: num({ min: 0, max: 1 }),
+    groups: { kind: 'string' },
   }),
   sft: obj<SftConfig>({
     steps: int(0),

@@ -116,6 +116,11 @@ export interface TrainLoopConfig {
    * `renameEntities` only): the warm start's `sft.renameEntities`, for RL. 0 never, 1 always.
    */
   renameEntities: number;
+  /**
+   * Draw RL prompts only from training examples in these results-table groups, comma-separated (multi-hop
+   * QA: hop counts, e.g. '2,3'); '' draws from all of them.
+   */
+  groups: string;
 }
 
 export interface SftConfig {
@@ -270,6 +275,7 @@ export const DEFAULT_CONFIG: TrainConfig = {
     schedule: 'constant',
     minLrRatio: 0,
     renameEntities: 0,
+    groups: '',
   },
   sft: {
     steps: 0,

@@ -17,6 +17,7 @@ import { lrMultiplier } from './lr-schedule.js';
 import { buildCritic, buildPolicy, freezeCopy } from './models.js';
 import { randomPermutation } from './permutation.js';
 import { plotMetrics } from './plot.js';
+import { rlPromptPool } from './prompt-pool.js';
 import { createProgress } from './progress.js';
 import { rlRenamings } from './rl-renaming.js';
 import { type RlContext, type StepMetrics, rlStep } from './rl-step.js';
@@ -108,6 +109,7 @@ export async function trainAgent<E>(
   };
   const metricsLog = openMetricsLog(config.log.dir, { fromStep: state.step + 1 });
   const lrScale = lrMultiplier(config.train);
+  const prompts = rlPromptPool(task, config.train.groups);
   const validation = task.validation.slice(0, config.eval.examples);
   const result: TrainResult = { steps: 0, metrics: [], evaluations: [], policy };
   const runEval = async (step: number) => {
@@ -126,12 +128,12 @@ export async function trainAgent<E>(
   const progress = createProgress({ label: `rl (${config.algorithm.name})`, mode: config.log.progress });
   progress.start(config.train.steps, {}, state.step);
   for (let step = state.step + 1; step <= config.train.steps; step++) {
-    const examples = sampleExamples(task.train, config.train.promptsPerStep, dataGenerator);
+    const examples = sampleExamples(prompts, config.train.promptsPerStep, dataGenerator);
     const lr = config.train.lr * lrScale(step - 1);
     if (drawRenamings) renamings = await drawRenamings(examples);
     // Further prompts for dynamic sampling, renamed like the first ones.
     const drawMore = async () => {
-      const more = sampleExamples(task.train, config.train.promptsPerStep, dataGenerator);
+      const more = sampleExamples(prompts, config.train.promptsPerStep, dataGenerator);
       if (drawRenamings) {
         const drawn = await drawRenamings(more);
         for (const example of more) {
