@@ -1,13 +1,13 @@
 /**
  * The CPU backend hands out reused wasm memory without clearing it (tensor's wasm/arena.ts): every kernel
  * writes all of its output and the op layer fills what a kernel accumulates into. Here a small multihop run
- * (warm start, then GRPO with rollouts through the KV cache) gives the same bits when every reused block is
- * first filled with NaN, so no kernel, layer or cache reads memory it did not write.
+ * (warm start, then GRPO with rollouts through the KV cache) gives the same bits when every block of the wasm
+ * memory is filled with NaN as it is handed out, so no kernel, layer or cache reads memory it did not write.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { poisonReusedWasmMemory, wasmKernelsEnabled, wasmMemoryInfo } from '@agent-r1/tensor';
+import { poisonWasmMemory, wasmKernelsEnabled, wasmMemoryInfo } from '@agent-r1/tensor';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createTask } from '../src/tasks/index.js';
 import { prepareBackend } from '../src/trainer/backend-setup.js';
@@ -16,7 +16,7 @@ import { trainAgent } from '../src/trainer/trainer.js';
 
 const root = mkdtempSync(join(tmpdir(), 'agent-r1-poison-'));
 afterAll(() => {
-  poisonReusedWasmMemory(false);
+  poisonWasmMemory(false);
   rmSync(root, { recursive: true, force: true });
 });
 
@@ -45,7 +45,7 @@ async function run(name: string, poison: boolean) {
   });
   await prepareBackend(config);
   const task = await createTask(config);
-  poisonReusedWasmMemory(poison);
+  poisonWasmMemory(poison);
   try {
     const result = await trainAgent(config, task);
     const weights = [...result.policy.namedParameters()].map(([n, p]) => [n, Array.from(p.dataSync())]);
@@ -56,7 +56,7 @@ async function run(name: string, poison: boolean) {
     result.policy.dispose();
     return { weights, metrics };
   } finally {
-    poisonReusedWasmMemory(false);
+    poisonWasmMemory(false);
   }
 }
 

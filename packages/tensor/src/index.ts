@@ -38,7 +38,7 @@ export {
   setWasmThreadHost,
   wasmWorkerInfo,
   wasmMemoryInfo,
-  poisonReusedWasmMemory,
+  poisonWasmMemory,
   nodeThreadHost,
   webWorkerHost,
   type WasmKernelOptions,

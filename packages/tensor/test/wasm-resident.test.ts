@@ -8,7 +8,7 @@ import { afterAll, describe, expect, test } from 'vitest';
 import * as T from '../src/index.js';
 import type { CpuStorage } from '../src/backend/cpu/storage.js';
 import { BLOCK_ALIGN, BlockHeap } from '../src/backend/wasm/heap.js';
-import { MIN_RESIDENT, poisonReusedBlocks } from '../src/backend/wasm/arena.js';
+import { MIN_RESIDENT, poisonBlocks } from '../src/backend/wasm/arena.js';
 import { disableWasmKernels, enableWasmKernels, wasmSimdSupported } from '../src/backend/wasm/index.js';
 import { getWasmRuntime } from '../src/backend/wasm/runtime.js';
 import { values } from './values.js';
@@ -148,9 +148,9 @@ describe.skipIf(!wasmSimdSupported())('tensors in the wasm memory', () => {
     expect(storage.data.every((x) => x === 7)).toBe(true);
     T.getBackend('cpu').free(storage);
     expect(heap.stats().inUse).toBe(before);
-    poisonReusedBlocks(true);
+    poisonBlocks(true);
     const poisoned = T.getBackend('cpu').alloc('float32', 4096) as CpuStorage;
-    poisonReusedBlocks(false);
+    poisonBlocks(false);
     expect(getWasmRuntime().addressOf(poisoned.data)).toBe(at);
     expect(poisoned.data.every(Number.isNaN)).toBe(true);
     T.getBackend('cpu').free(poisoned);
@@ -208,15 +208,15 @@ describe.skipIf(!wasmSimdSupported())('tensors in the wasm memory', () => {
     const copied = run(() => false);
     const inPlace = run(() => true);
     const mixed = run((i) => i % 2 === 0);
-    // Every reused block NaN: an output element a kernel left unwritten (or a scratch it read before writing)
+    // Every block NaN as it is handed out: an output element a kernel left unwritten (or a scratch it read before writing)
     // would turn results NaN. Blocks freed by the runs above are reused here.
     T.zeros([1 << 18]).dispose(); // 1 MiB handed out and back: the run below reuses it
-    poisonReusedBlocks(true);
+    poisonBlocks(true);
     let poisoned: Float32Array[];
     try {
       poisoned = run(() => true);
     } finally {
-      poisonReusedBlocks(false);
+      poisonBlocks(false);
     }
     const bits = (a: Float32Array) => Buffer.from(a.buffer);
     for (const other of [inPlace, mixed, poisoned])

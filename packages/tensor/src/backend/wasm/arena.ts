@@ -7,8 +7,9 @@
  *
  * A reused block is handed out as it was left, not zeroed: `Backend.alloc` promises uninitialised storage
  * (the op layer fills what a kernel accumulates into), and every kernel writes all of its output, so a
- * zeroing pass would only cost a write of every tensor. `poisonReusedBlocks` fills them with NaN instead,
- * for tests: a kernel that read an element it did not write would then turn its results NaN.
+ * zeroing pass would only cost a write of every tensor. `poisonBlocks` fills every block it hands out
+ * with NaN, for tests: a kernel that read an element it did not write would then turn its results NaN
+ * (fresh blocks too: their zeros would hide such a read).
  */
 import type { Float32Arena } from '../cpu/storage.js';
 import { type WasmRuntime, getWasmRuntime } from './runtime.js';
@@ -27,8 +28,8 @@ export function wasmArena(): Float32Arena | undefined {
   return arena;
 }
 
-/** Whether reused blocks are filled with NaN (for tests; off by default). */
-export function poisonReusedBlocks(on: boolean): void {
+/** Whether blocks are filled with NaN as they are handed out (for tests; off by default). */
+export function poisonBlocks(on: boolean): void {
   poison = on;
 }
 
@@ -39,7 +40,7 @@ function makeArena(rt: WasmRuntime): Float32Arena {
       const block = rt.heap.alloc(4 * size);
       if (!block) return undefined;
       const data = new Float32Array(rt.view().buffer, block.address, size);
-      if (poison && !block.fresh) data.fill(Number.NaN);
+      if (poison) data.fill(Number.NaN);
       return data;
     },
     free(data: Float32Array): void {

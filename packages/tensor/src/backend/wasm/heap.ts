@@ -3,7 +3,7 @@
  * from a list of free ranges (sorted by address, neighbours merged on free) or from the top, which grows the
  * memory. Training allocates the same shapes step after step, so freed blocks are mostly reused whole and
  * the memory stops growing after the first steps. Pure bookkeeping: the caller grows the memory (`grow`)
- * and zeroes what it needs zeroed (`fresh` says a block was never handed out before, hence still zero).
+ * and clears what it needs cleared (`fresh` says a block was never handed out before, hence still zero).
  */
 
 /** Blocks start on this many bytes (a cache line), so SIMD loads of a tensor's rows are aligned. */
