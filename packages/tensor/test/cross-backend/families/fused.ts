@@ -7,6 +7,7 @@ import {
   layerNorm,
   logSoftmax,
   logprobs,
+  narrow,
   rmsNorm,
   scaledDotProductAttention,
   softmax,
@@ -61,6 +62,31 @@ export function familiesFused(
         },
         runs,
       );
+    });
+
+    test('softmax family over masked (-inf) entries and fully masked rows; widths and offsets 4-aligned or not', async () => {
+      for (const W of [7, 8, 1028])
+        for (const offset of [0, 1, 4]) {
+          const rows = 5;
+          const values = Array.from({ length: offset + rows * W }, (_, i) =>
+            i % 5 === 3 ? Number.NEGATIVE_INFINITY : Math.sin(i) * 4,
+          );
+          for (let j = 0; j < W; j++) values[offset + 2 * W + j] = Number.NEGATIVE_INFINITY;
+          await checkSame(
+            device,
+            (dev) => {
+              const x = narrow(leaf(dev, [values.length], values), 0, offset, rows * W).reshape([rows, W]);
+              const targets = ints(
+                dev,
+                [rows],
+                Array.from({ length: rows }, (_, r) => (r * 3) % W),
+              );
+              return [softmax(x, -1), logSoftmax(x, -1), logprobs(x, targets)];
+            },
+            tol.softmax,
+            `masked softmax family [${rows}, ${W}] at offset ${offset}`,
+          );
+        }
     });
 
     test('layer_norm and rms_norm with and without affine parameters: forward and backward', async () => {

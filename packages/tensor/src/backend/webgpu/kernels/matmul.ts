@@ -16,11 +16,36 @@ const TN = 64;
 const TK = 16;
 const K_PER_PASS = 8192;
 /**
- * Rows of C per invocation in the direct (software) kernel (4 columns each): taller blocks reuse each B load
- * more; measured on llvmpipe (AVX2), 16 rows ran about 1.5-2x faster than 4 at n = 512..1024.
+ * Register blocks (rows × columns of C per invocation) of the direct (software) kernel, largest first. On
+ * llvmpipe every storage-buffer read is a loop over the SIMD lanes, so the cost is in the R + C reads per
+ * k, against R·C multiply-adds: at n = 512..1024, 16×16 ran about 1.8x faster than the 16×4 it replaced.
+ * Larger blocks run faster still (32×32: 2.5x) but llvmpipe's first-use compile grows steeply with them
+ * (cold Mesa shader cache, this machine: 16×16 3-4 s, 32×16 12 s, 32×32 35 s), so 16×16 is the largest.
  */
-function directRows(M: number): number {
-  return M >= 64 ? 16 : 4;
+export const DIRECT_BLOCKS: readonly (readonly [number, number])[] = [
+  [16, 16],
+  [16, 8],
+  [8, 16],
+  [8, 8],
+  [8, 4],
+  [4, 8],
+  [4, 4],
+];
+/** Fewer workgroups than this would leave the rasteriser's threads idle: take a smaller block instead. */
+const MIN_WORKGROUPS = 8;
+/** Invocations per workgroup of the direct kernel, side by side along the columns (one SIMD vector). */
+const DIRECT_LANES = 8;
+
+/** Blocks may cover at most this much more than the output (rows and columns computed and not written). */
+const MAX_OVERHANG = 1.25;
+
+/** The largest block that covers the output with little overhang and still gives enough workgroups. */
+export function directBlock(M: number, N: number, batches: number): readonly [number, number] {
+  const snug = (size: number, tile: number) => Math.ceil(size / tile) * tile <= MAX_OVERHANG * size;
+  const fits = DIRECT_BLOCKS.filter(([R, C]) => snug(M, R) && snug(N, DIRECT_LANES * C));
+  const workgroups = ([R, C]: readonly [number, number]) =>
+    Math.ceil(M / R) * Math.ceil(N / (DIRECT_LANES * C)) * batches;
+  return fits.find((b) => workgroups(b) >= MIN_WORKGROUPS) ?? fits[fits.length - 1] ?? [4, 4];
 }
 
 /**
@@ -133,83 +158,94 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 }
 
 /**
- * For CPU rasterisers (llvmpipe): an R×4 register block per invocation, reading A and B straight
- * from the buffers, four k at a time. There workgroup memory is ordinary memory behind barriers, so staging
- * tiles costs copies and synchronisation and buys nothing the CPU caches do not already give.
+ * For CPU rasterisers (llvmpipe): an R×C register block per invocation (C a multiple of 4), reading A and B
+ * straight from the buffers, four k at a time. There workgroup memory is ordinary memory behind barriers, so
+ * staging tiles costs copies and synchronisation and buys nothing the CPU caches do not already give.
+ * The code is straight-line (no tail loop, no indexed accumulator array): LLVM's compile time grows fast
+ * with the size of the shader, and llvmpipe compiles it on first use.
  */
-function directSource(t: string, rb: number, vecA: boolean, vecB: boolean, R: number): string {
+function directSource(
+  t: string,
+  rb: number,
+  vecA: boolean,
+  vecB: boolean,
+  vecOut: boolean,
+  R: number,
+  C: number,
+): string {
   const zero = t === 'f32' ? '0.0' : '0';
   const dt = t === 'f32' ? 'float32' : 'int32';
   const aDecl = vecA ? `@group(0) @binding(1) var<storage, read> a4: array<vec4<${t}>>;` : buffer(1, 'a', dt);
   const bDecl = vecB ? `@group(0) @binding(2) var<storage, read> b4: array<vec4<${t}>>;` : buffer(2, 'b', dt);
-  const rows = [0, 1, 2, 3];
+  const outDecl = vecOut
+    ? `@group(0) @binding(3) var<storage, read_write> out4: array<vec4<${t}>>;`
+    : buffer(3, 'out', dt, true);
+  const four = [0, 1, 2, 3];
   const rowsR = Array.from({ length: R }, (_, i) => i);
-  // Four k of row r of A as a vec4, and row k of B at this invocation's four columns.
+  const quads = Array.from({ length: C / 4 }, (_, j) => j);
+  const colsC = Array.from({ length: C }, (_, c) => c);
+  // With vec4 A rows K is a multiple of 4; otherwise the last step may run past kEnd: k + q is clamped to a
+  // valid row and both factors are zeroed (selected, not multiplied: 0 · ∞ would be NaN).
+  const partial = !vecA;
+  const kq = (q: number) => (q === 0 || !partial ? `k + ${q}u` : `kq${q}`);
   const loadA = (r: number) =>
     vecA
       ? `a4[u32(ao + i32(ra${r}) * sam + i32(k)) / 4u]`
-      : `vec4<${t}>(${rows.map((q) => `a[u32(ao + i32(ra${r}) * sam + i32(k + ${q}u) * sak)]`).join(', ')})`;
-  const loadB = (q: number) =>
-    vecB
-      ? `b4[u32(bo + i32(k + ${q}u) * sbk + i32(cv)) / 4u]`
-      : `vec4<${t}>(${rows.map((c) => `b[u32(bo + i32(k + ${q}u) * sbk + i32(cb${c}) * sbn)]`).join(', ')})`;
-  const oneA = (r: number) =>
-    vecA
-      ? `a4[u32(ao + i32(ra${r}) * sam + i32(k)) / 4u][k % 4u]`
-      : `a[u32(ao + i32(ra${r}) * sam + i32(k) * sak)]`;
-  const oneB = vecB
-    ? 'b4[u32(bo + i32(k) * sbk + i32(cv)) / 4u]'
-    : `vec4<${t}>(${rows.map((c) => `b[u32(bo + i32(k) * sbk + i32(cb${c}) * sbn)]`).join(', ')})`;
+      : `select(vec4<${t}>(${zero}), vec4<${t}>(${four.map((q) => `a[u32(ao + i32(ra${r}) * sam + i32(${kq(q)}) * sak)]`).join(', ')}), live)`;
+  const loadB = (q: number, j: number) => {
+    const v = vecB
+      ? `b4[u32(bo + i32(${kq(q)}) * sbk + i32(cv${j})) / 4u]`
+      : `vec4<${t}>(${four.map((c) => `b[u32(bo + i32(${kq(q)}) * sbk + i32(cb${4 * j + c}) * sbn)]`).join(', ')})`;
+    return q === 0 || !partial ? v : `select(vec4<${t}>(${zero}), ${v}, k + ${q}u < kEnd)`;
+  };
+  // Quad j of row r's accumulators into the output: one vec4 store, or (N not a multiple of 4) the columns
+  // that are inside the matrix one by one.
+  const store = (r: number, j: number) => {
+    const acc = `acc${r}_${j}`;
+    if (vecOut)
+      return `if (c0 + ${4 * j}u < N) { let at = (rowAt + c0) / 4u + ${j}u; if (add) { out4[at] += ${acc}; } else { out4[at] = ${acc}; } }`;
+    return four
+      .map(
+        (c) =>
+          `if (c0 + ${4 * j + c}u < N) { let at = rowAt + c0 + ${4 * j + c}u; if (add) { out[at] += ${acc}[${c}]; } else { out[at] = ${acc}[${c}]; } }`,
+      )
+      .join(' ');
+  };
   return `${PARAMS}
 ${aDecl}
 ${bDecl}
-@group(0) @binding(3) var<storage, read_write> out: array<${t}>;
+${outDecl}
 ${batchOffsets(rb)}
-@compute @workgroup_size(8, 8)
+@compute @workgroup_size(${DIRECT_LANES})
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {
   let M = pu(0u); let N = pu(1u);
   let sam = pi(4u); let sak = pi(5u); let sbk = pi(7u); let sbn = pi(8u);
-  let mTiles = (M + ${8 * R - 1}u) / ${8 * R}u;
+  let mTiles = (M + ${R - 1}u) / ${R}u;
   let yz = wid.y + wid.z * nwg.y;
   let batch = yz / mTiles;
   if (batch >= pu(9u)) { return; }
-  let r0 = (yz % mTiles) * ${8 * R}u + lid.y * ${R}u;
-  let c0 = wid.x * 32u + lid.x * 4u;
+  let r0 = (yz % mTiles) * ${R}u;
+  let c0 = wid.x * ${DIRECT_LANES * C}u + lid.x * ${C}u;
   let offs = batch_offsets(batch);
   let ao = offs.x; let bo = offs.y;
   // Out-of-range rows and columns read a valid neighbour (clamped) and are simply not written.
   ${rowsR.map((r) => `let ra${r} = min(r0 + ${r}u, M - 1u);`).join(' ')}
-  ${rows.map((c) => `let cb${c} = min(c0 + ${c}u, N - 1u);`).join(' ')}
-  let cv = min(c0, N - 4u);
-  ${rowsR.map((r) => `var acc${r} = vec4<${t}>(${zero});`).join(' ')}
+  ${vecB ? quads.map((j) => `let cv${j} = min(c0 + ${4 * j}u, N - 4u);`).join(' ') : colsC.map((c) => `let cb${c} = min(c0 + ${c}u, N - 1u);`).join(' ')}
+  ${rowsR.flatMap((r) => quads.map((j) => `var acc${r}_${j} = vec4<${t}>(${zero});`)).join(' ')}
   let kEnd = pu(11u);
-  var k = pu(10u);
-  loop {
-    if (k + 4u > kEnd) { break; }
-    let b0 = ${loadB(0)}; let b1 = ${loadB(1)}; let b2 = ${loadB(2)}; let b3 = ${loadB(3)};
-    ${rowsR.map((r) => `{ let av = ${loadA(r)}; acc${r} += av.x * b0 + av.y * b1 + av.z * b2 + av.w * b3; }`).join('\n    ')}
-    k += 4u;
-  }
-  loop {
-    if (k >= kEnd) { break; }
-    let bv = ${oneB};
-    ${rowsR.map((r) => `acc${r} += ${oneA(r)} * bv;`).join(' ')}
-    k += 1u;
+  for (var k = pu(10u); k < kEnd; k += 4u) {
+    ${
+      partial
+        ? `let kq1 = min(k + 1u, kEnd - 1u); let kq2 = min(k + 2u, kEnd - 1u); let kq3 = min(k + 3u, kEnd - 1u);
+    let live = vec4<bool>(${four.map((q) => `k + ${q}u < kEnd`).join(', ')});`
+        : ''
+    }
+    ${quads.map((j) => four.map((q) => `let b${q}_${j} = ${loadB(q, j)};`).join(' ')).join('\n    ')}
+    ${rowsR.map((r) => `{ let av = ${loadA(r)}; ${quads.map((j) => `acc${r}_${j} += av.x * b0_${j} + av.y * b1_${j} + av.z * b2_${j} + av.w * b3_${j};`).join(' ')} }`).join('\n    ')}
   }
   let ob = batch * M * N;
   let add = pu(12u) == 1u;
-  let accs = array<vec4<${t}>, ${R}>(${rowsR.map((r) => `acc${r}`).join(', ')});
-  for (var i = 0u; i < ${R}u; i++) {
-    let row = r0 + i;
-    if (row >= M) { break; }
-    for (var j = 0u; j < 4u; j++) {
-      let col = c0 + j;
-      if (col < N) {
-        let at = ob + row * N + col;
-        out[at] = select(accs[i][j], out[at] + accs[i][j], add);
-      }
-    }
-  }
+  ${rowsR.map((r) => `if (r0 + ${r}u < M) { let rowAt = ob + (r0 + ${r}u) * N; ${quads.map((j) => store(r, j)).join(' ')} }`).join('\n  ')}
 }`;
 }
 
@@ -297,12 +333,14 @@ export function matmul(queue: GpuQueue, a: View, b: View, out: View): void {
   const vecA = aligned(a.offset, sam, sak, K, walk.strides[0]) && M > 1;
   const vecB = aligned(b.offset, sbk, sbn, N, walk.strides[1]);
   if (queue.software) {
-    const R = directRows(M);
-    const pipeline = queue.pipeline(`matmul direct|${t}|${rb}|${vecA}|${vecB}|${R}`, () =>
-      directSource(t, rb, vecA, vecB, R),
+    const [R, C] = directBlock(M, N, batches);
+    const vecOut = out.offset % 4 === 0 && N % 4 === 0;
+    const pipeline = queue.pipeline(`matmul direct|${t}|${rb}|${vecA}|${vecB}|${vecOut}|${R}|${C}`, () =>
+      directSource(t, rb, vecA, vecB, vecOut, R, C),
     );
-    const [y, z] = grid(Math.ceil(M / (8 * R)) * batches);
-    for (const params of passes) queue.dispatch(label, pipeline, bindings, params, [Math.ceil(N / 32), y, z]);
+    const [y, z] = grid(Math.ceil(M / R) * batches);
+    for (const params of passes)
+      queue.dispatch(label, pipeline, bindings, params, [Math.ceil(N / (DIRECT_LANES * C)), y, z]);
     return;
   }
   const pipeline = queue.pipeline(`matmul|${t}|${rb}|${vecA}|${vecB}`, () => tiledSource(t, rb, vecA, vecB));

@@ -33,34 +33,46 @@ function serialRows(queue: GpuQueue, width: number): boolean {
   return queue.software && width <= SERIAL_MAX;
 }
 
+/**
+ * Rows that start 4-aligned with a width a multiple of 4 are read and written as vec4: on llvmpipe each
+ * storage access is a loop over the SIMD lanes, so one vec4 access costs little more than one float.
+ */
+function vec4Rows(width: number, ...views: View[]): boolean {
+  return width % 4 === 0 && views.every((v) => v.offset % 4 === 0);
+}
+
 function softmaxSerial(queue: GpuQueue, x: View, out: View, log: boolean, rows: number, width: number): void {
+  const vec = vec4Rows(width, x, out);
+  // The row in units of E (f32, or vec4 of four f32); hmax / hsum fold an E into one f32.
+  const E = vec ? 'vec4<f32>' : 'f32';
+  const hmax = (v: string) => (vec ? `max(max(${v}.x, ${v}.y), max(${v}.z, ${v}.w))` : v);
+  const hsum = (v: string) => (vec ? `dot(${v}, vec4<f32>(1.0))` : v);
+  const u = vec ? 4 : 1;
   const pipeline = queue.pipeline(
-    `softmax serial|${log}`,
+    `softmax serial|${log}|${vec}`,
     () => `${PARAMS}
-${buffer(1, 'x', 'float32')}
-${buffer(2, 'out', 'float32', true)}
+@group(0) @binding(1) var<storage, read> x: array<${E}>;
+@group(0) @binding(2) var<storage, read_write> out: array<${E}>;
 ${INF}
 @compute @workgroup_size(${SERIAL_WG})
 fn main(${GROUP_BUILTINS}) {
   ${LINEAR_GROUP}
   let row = group * ${SERIAL_WG}u + lid.x;
   if (row >= pu(0u)) { return; }
-  let W = pu(1u);
-  let xb = pu(2u) + row * W;
+  let W = pu(1u) / ${u}u;
+  let xb = pu(2u) / ${u}u + row * W;
   let ob = row * W;
-  var m = neg_inf();
-  for (var j = 0u; j < W; j++) { m = max(m, x[xb + j]); }
+  var mv = ${E}(neg_inf());
+  for (var j = 0u; j < W; j++) { mv = max(mv, x[xb + j]); }
+  let m = ${hmax('mv')};
   if (m == neg_inf()) {
     // Every logit -inf: the CPU reference gives NaN probabilities (exp(-inf - -inf)); so do we.
     for (var j = 0u; j < W; j++) { out[ob + j] = x[xb + j] - m; }
     return;
   }
-  var sum = 0.0;
-  for (var j = 0u; j < W; j++) {
-    let e = exp(x[xb + j] - m);
-
-    sum += e;
-  }
+  var sv = ${E}(0.0);
+  for (var j = 0u; j < W; j++) { sv += exp(x[xb + j] - m); }
+  let sum = ${hsum('sv')};
   ${
     log
       ? 'let lse = m + log(sum); for (var j = 0u; j < W; j++) { out[ob + j] = x[xb + j] - lse; }'
