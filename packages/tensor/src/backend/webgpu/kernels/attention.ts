@@ -5,7 +5,8 @@
  * their rows may see. Head size is a pipeline constant (rounded up to a power of two): registers need a fixed
  * size. Long sequences run as several dispatches over chunks of keys, the running state carried in the
  * outputs, because Mesa's llvmpipe silently cuts short any loop past 65535 iterations in one invocation.
- * Decoding (T = 1) has its own kernel. The backward is in attention-backward.ts.
+ * Decoding (T = 1) has its own kernel; CPU rasterisers another (attention-software.ts). The backward is in
+ * attention-backward.ts.
  */
 import type { AttentionArgs } from '../../backend.js';
 import { type GpuQueue, grid } from '../queue.js';
@@ -21,6 +22,7 @@ import {
   params,
   shapeOf,
 } from './attention-shared.js';
+import { softwareAttention, softwareAttentionFits } from './attention-software.js';
 
 function forwardSource(s: Shape, hasMask: boolean): string {
   return `${common(s, hasMask)}
@@ -186,6 +188,10 @@ export function attention(queue: GpuQueue, args: AttentionArgs): void {
       params(args, s, [0, 0, 0], { begin: 0, end: s.S, first: true, last: true }),
       grid(s.B * s.H),
     );
+    return;
+  }
+  if (queue.software && softwareAttentionFits(args, s)) {
+    softwareAttention(queue, args, s);
     return;
   }
   const pipeline = queue.pipeline(`attention|${s.DM}|${hasMask}`, () => forwardSource(s, hasMask));
