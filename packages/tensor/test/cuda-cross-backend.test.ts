@@ -10,23 +10,10 @@
  * round once, as the CPU does.
  */
 import { describe, expect, test } from 'vitest';
-import {
-  type CudaBackend,
-  gather,
-  getBackend,
-  layerNorm,
-  logSoftmax,
-  matmul,
-  rand,
-  randn,
-  rmsNorm,
-  scaledDotProductAttention,
-  tensor,
-  Generator,
-} from '../src/index.js';
+import { type CudaBackend, gather, getBackend, rand, randn, tensor, Generator } from '../src/index.js';
 import { acquireDevice } from './cross-backend/device.js';
+import { FLOAT64_GRADCHECK, deviceGradcheckSuite } from './cross-backend/gradcheck.js';
 import { crossBackendSuite } from './cross-backend/suite.js';
-import { cudaGradcheck } from './cuda/gradcheck.js';
 
 const available = await acquireDevice('cuda');
 
@@ -47,47 +34,7 @@ if (available) {
     },
   });
 
-  describe('cuda: float64 gradients checked on the device', () => {
-    const vals = (n: number, seed: number) => Array.from({ length: n }, (_, i) => Math.sin(seed + 0.37 * i));
-    test('matmul with a transposed operand', async () => {
-      await cudaGradcheck(
-        (a, b) => matmul(a, b.transpose(0, 1)),
-        [
-          { shape: [3, 4], values: vals(12, 1) },
-          { shape: [5, 4], values: vals(20, 2) },
-        ],
-      );
-    });
-    test('log_softmax, layer_norm, rms_norm', async () => {
-      await cudaGradcheck((x) => logSoftmax(x, -1), [{ shape: [2, 5], values: vals(10, 3) }]);
-      await cudaGradcheck(
-        (x, w, b) => layerNorm(x, w, b),
-        [
-          { shape: [3, 4], values: vals(12, 4) },
-          { shape: [4], values: vals(4, 5) },
-          { shape: [4], values: vals(4, 6) },
-        ],
-      );
-      await cudaGradcheck(
-        (x, w) => rmsNorm(x, w),
-        [
-          { shape: [3, 4], values: vals(12, 7) },
-          { shape: [4], values: vals(4, 8) },
-        ],
-      );
-    });
-    test('causal grouped-query attention with a KV cache offset', async () => {
-      // q [1, 2, 3, 4] against k, v [1, 1, 5, 4]: two query heads share one KV head, and S > T.
-      await cudaGradcheck(
-        (q, k, v) => scaledDotProductAttention(q, k, v, { causal: true }),
-        [
-          { shape: [1, 2, 3, 4], values: vals(24, 9) },
-          { shape: [1, 1, 5, 4], values: vals(20, 10) },
-          { shape: [1, 1, 5, 4], values: vals(20, 11) },
-        ],
-      );
-    });
-  });
+  deviceGradcheckSuite('cuda', FLOAT64_GRADCHECK);
 
   describe('cuda: backend specifics', () => {
     test('uniform and normal draws equal the CPU backend bit for bit', async () => {

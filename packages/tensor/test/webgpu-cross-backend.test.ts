@@ -8,6 +8,7 @@ import { describe, test } from 'vitest';
 import { getBackend, registerBackend } from '../src/index.js';
 import { type WebGpuBackend, createWebGpuBackend } from '../src/backend/webgpu/index.js';
 import { acquireDevice } from './cross-backend/device.js';
+import { FLOAT32_GRADCHECK, deviceGradcheckSuite } from './cross-backend/gradcheck.js';
 import { type SuiteOptions, crossBackendSuite } from './cross-backend/suite.js';
 
 const available = await acquireDevice('webgpu');
@@ -38,6 +39,9 @@ if (available) {
   const other = main.kernelVariant === 'software' ? 'hardware' : 'software';
   registerBackend(`webgpu-${other}`, await createWebGpuBackend({ kernels: other }, `webgpu-${other}`));
   crossBackendSuite(`webgpu-${other}`, { ...options, families: ['matmul', 'fused'] });
+  // WebGPU has no float64: the gradient checks run in float32 with a larger step (see gradcheck.ts).
+  deviceGradcheckSuite('webgpu', FLOAT32_GRADCHECK);
+  deviceGradcheckSuite(`webgpu-${other}`, FLOAT32_GRADCHECK);
 } else {
   describe('webgpu vs cpu', () => {
     test.skip('no WebGPU adapter (see the warning above)', () => {});
