@@ -10,7 +10,7 @@ import {
   attentionDims,
 } from '../../backend.js';
 import type { GpuStorage } from '../buffers.js';
-import { type Binding, Params } from '../queue.js';
+import { type Binding, type GpuQueue, Params, grid } from '../queue.js';
 import { INF, PARAMS, buffer } from '../wgsl.js';
 
 export const ROWS = 64;
@@ -97,4 +97,37 @@ export function bindingsOf(views: (View | null)[], writes: number[] = []): Bindi
     if (v) out.push({ storage: v.storage as GpuStorage, write: writes.includes(k) });
   });
   return out;
+}
+
+/**
+ * Runs a forward kernel over the keys in passes (see chunks), `keysPerStep` keys at a time, one workgroup per
+ * `rowsPerGroup` query rows of each (batch, head). Between passes the running max and output live in out and
+ * lse, the running denominator in a scratch buffer bound after them (binding 6), then the mask.
+ */
+export function dispatchForward(
+  queue: GpuQueue,
+  args: AttentionArgs,
+  s: Shape,
+  pipeline: GPUComputePipeline,
+  keysPerStep: number,
+  rowsPerGroup: number,
+): void {
+  const lsum = queue.pool.acquire('float32', s.B * s.H * s.T);
+  try {
+    for (const chunk of chunks(s.S, s.DM, keysPerStep)) {
+      queue.dispatch(
+        `attention q[${args.q.shape}] k[${args.k.shape}] keys ${chunk.begin}..${chunk.end}`,
+        pipeline,
+        [
+          ...bindingsOf([args.q, args.k, args.v, args.out, args.lse], [3, 4]),
+          { storage: lsum, write: true },
+          ...bindingsOf([args.mask]),
+        ],
+        params(args, s, [0, 0, 0], chunk),
+        grid(s.B * s.H * Math.ceil(s.T / rowsPerGroup)),
+      );
+    }
+  } finally {
+    queue.release(lsum);
+  }
 }

@@ -7,9 +7,9 @@
  * softmax, passes over keys and running state (O, LSE, LSUM) as the flash kernel in attention.ts.
  */
 import type { AttentionArgs } from '../../backend.js';
-import { type GpuQueue, grid } from '../queue.js';
+import type { GpuQueue } from '../queue.js';
 import { GROUP_BUILTINS, LINEAR_GROUP, buffer } from '../wgsl.js';
-import { type Shape, bindingsOf, chunks, common, maskDecl, params } from './attention-shared.js';
+import { type Shape, common, dispatchForward, maskDecl } from './attention-shared.js';
 
 /**
  * Query rows per invocation: each K/V vec4 read is used that many times; the rows' running values are the
@@ -130,22 +130,5 @@ export function softwareAttention(queue: GpuQueue, args: AttentionArgs, s: Shape
   const hasMask = !!args.mask;
   const rows = rowsPerInvocation(s.D);
   const pipeline = queue.pipeline(`attention software|${s.D}|${hasMask}`, () => source(s, hasMask, rows));
-  const lsum = queue.pool.acquire('float32', s.B * s.H * s.T);
-  try {
-    for (const chunk of chunks(s.S, s.DM, KEYS)) {
-      queue.dispatch(
-        `attention q[${args.q.shape}] k[${args.k.shape}] keys ${chunk.begin}..${chunk.end}`,
-        pipeline,
-        [
-          ...bindingsOf([args.q, args.k, args.v, args.out, args.lse], [3, 4]),
-          { storage: lsum, write: true },
-          ...bindingsOf([args.mask]),
-        ],
-        params(args, s, [0, 0, 0], chunk),
-        grid(s.B * s.H * Math.ceil(s.T / (rows * LANES))),
-      );
-    }
-  } finally {
-    queue.release(lsum);
-  }
+  dispatchForward(queue, args, s, pipeline, KEYS, rows * LANES);
 }

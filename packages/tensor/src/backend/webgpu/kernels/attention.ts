@@ -16,8 +16,8 @@ import {
   type Shape,
   UNITS_PER_PASS,
   bindingsOf,
-  chunks,
   common,
+  dispatchForward,
   maskDecl,
   params,
   shapeOf,
@@ -195,22 +195,5 @@ export function attention(queue: GpuQueue, args: AttentionArgs): void {
     return;
   }
   const pipeline = queue.pipeline(`attention|${s.DM}|${hasMask}`, () => forwardSource(s, hasMask));
-  const lsum = queue.pool.acquire('float32', s.B * s.H * s.T);
-  try {
-    for (const chunk of chunks(s.S, s.DM, s.TILE)) {
-      queue.dispatch(
-        `attention q[${args.q.shape}] k[${args.k.shape}] keys ${chunk.begin}..${chunk.end}`,
-        pipeline,
-        [
-          ...bindingsOf([args.q, args.k, args.v, args.out, args.lse], [3, 4]),
-          { storage: lsum, write: true },
-          ...bindingsOf([args.mask]),
-        ],
-        params(args, s, [0, 0, 0], chunk),
-        grid(s.B * s.H * Math.ceil(s.T / ROWS)),
-      );
-    }
-  } finally {
-    queue.release(lsum);
-  }
+  dispatchForward(queue, args, s, pipeline, s.TILE, ROWS);
 }
