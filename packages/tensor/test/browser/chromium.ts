@@ -1,8 +1,9 @@
 /**
- * Runs ./page.ts in headless Chromium: bundles it for the browser with esbuild (in memory; code splitting
- * keeps the CUDA runtime's Node imports in a chunk the page never loads), serves it on loopback with the
- * headers that make the page cross-origin isolated (so SharedArrayBuffer and threads exist), and calls
- * `runBrowserChecks()` through puppeteer-core.
+ * Runs a page module (./page.ts, ./webgpu-page.ts) in headless Chromium: bundles it for the browser with
+ * esbuild (in memory; code splitting keeps the CUDA runtime's Node imports in a chunk the page never
+ * loads), serves it on loopback with the headers that make the page cross-origin isolated (so
+ * SharedArrayBuffer and threads exist), and calls the global function the page exposes through
+ * puppeteer-core.
  */
 import { existsSync } from 'node:fs';
 import { createServer } from 'node:http';
@@ -26,9 +27,9 @@ export function findChromium(): string | undefined {
 
 const PAGE = `<!doctype html><meta charset="utf-8"><script type="module" src="/page.js"></script>`;
 
-async function bundle(): Promise<Map<string, string>> {
+async function bundle(entry: string): Promise<Map<string, string>> {
   const result = await build({
-    entryPoints: { page: fileURLToPath(new URL('./page.ts', import.meta.url)) },
+    entryPoints: { page: fileURLToPath(new URL(entry, import.meta.url)) },
     bundle: true,
     splitting: true,
     format: 'esm',
@@ -42,8 +43,21 @@ async function bundle(): Promise<Map<string, string>> {
   return new Map(result.outputFiles.map((file) => [file.path.replace('/bundle', ''), file.text]));
 }
 
+/** Chromium's WebGPU on SwiftShader (Vulkan on the CPU): a software adapter that offers `subgroups`. */
+export const WEBGPU_FLAGS = ['--enable-unsafe-webgpu', '--use-webgpu-adapter=swiftshader'];
+
 export async function runInChromium(executablePath: string): Promise<BrowserReport> {
-  const files = await bundle();
+  return runPageInChromium(executablePath, './page.ts', 'runBrowserChecks', ['--disable-gpu']);
+}
+
+/** Loads `entry` on a page and returns what its global function `check` resolves to. */
+export async function runPageInChromium<T>(
+  executablePath: string,
+  entry: string,
+  check: string,
+  flags: string[],
+): Promise<T> {
+  const files = await bundle(entry);
   const server = createServer((request, response) => {
     const path = request.url === '/' ? '/' : (request.url ?? '');
     const body = path === '/' ? PAGE : files.get(path);
@@ -60,7 +74,7 @@ export async function runInChromium(executablePath: string): Promise<BrowserRepo
     executablePath,
     headless: true,
     // --no-sandbox: CI runs as root, where Chromium's sandbox cannot start.
-    args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'],
+    args: ['--no-sandbox', '--disable-dev-shm-usage', ...flags],
   });
   try {
     const page = await browser.newPage();
@@ -68,11 +82,11 @@ export async function runInChromium(executablePath: string): Promise<BrowserRepo
     page.on('pageerror', (error) => errors.push(String(error)));
     await page.goto(`http://127.0.0.1:${port}/`, { waitUntil: 'load' });
     await page
-      .waitForFunction('typeof globalThis.runBrowserChecks === "function"', { timeout: 30000 })
+      .waitForFunction(`typeof globalThis.${check} === "function"`, { timeout: 30000 })
       .catch((error: Error) => {
         throw new Error(`the page did not load its checks: ${errors.join('; ') || error.message}`);
       });
-    return (await page.evaluate('globalThis.runBrowserChecks()')) as BrowserReport;
+    return (await page.evaluate(`globalThis.${check}()`)) as T;
   } finally {
     await browser.close();
     server.close();

@@ -67,7 +67,7 @@ function fromGpuWords(dtype: DType, bytes: ArrayBuffer, size: number): TypedArra
 export function createWebGpuBackendFromContext(ctx: GpuContext, name = 'webgpu'): WebGpuBackendInternal {
   const { device } = ctx;
   const pool = new BufferPool(device, Number(device.limits.maxStorageBufferBindingSize), name);
-  const queue = new GpuQueue(device, pool, ctx.software);
+  const queue = new GpuQueue(device, pool, ctx.software, ctx.features.has('subgroups'));
   const kernels: Kernels = {
     fill: (out, value) => fill(queue, out, value),
     copy: (src, dst) => copy(queue, src, dst),

@@ -82,6 +82,8 @@ export class GpuQueue {
     readonly pool: BufferPool,
     /** Whether the adapter is a CPU rasteriser (kernels may choose variants for it). */
     readonly software = false,
+    /** Whether the device has the `subgroups` feature (row reductions then use subgroup operations). */
+    readonly subgroups = false,
   ) {
     this.arena = device.createBuffer({
       size: ARENA_SLOTS * SLOT_BYTES,

@@ -8,7 +8,7 @@ import type { LayerNormArgs, LayerNormBackwardArgs, View } from '../../backend.j
 import type { GpuStorage } from '../buffers.js';
 import { type Binding, Params, grid, type GpuQueue } from '../queue.js';
 import { GROUP_BUILTINS, LINEAR_GROUP, PARAMS, buffer } from '../wgsl.js';
-import { rowThreads, rowsOf, sumReducer } from './rows.js';
+import { rowThreads, rowsOf, subgroupHooks, sumReducer } from './rows.js';
 
 interface Slot {
   name: string;
@@ -52,14 +52,17 @@ function forward(queue: GpuQueue, args: LayerNormArgs, centred: boolean): void {
   const name = centred ? 'layerNorm' : 'rmsNorm';
   const scale = s.has.has('w') ? ' * w[pu(4u) + j]' : '';
   const shift = s.has.has('b') ? ' + b[pu(5u) + j]' : '';
+  const sg = subgroupHooks(queue.subgroups);
   const pipeline = queue.pipeline(
-    `${name}|${[...s.has].join(',')}|${wg}`,
-    () => `${PARAMS}
+    `${name}|${[...s.has].join(',')}|${wg}${sg.key}`,
+    () => `${sg.enable}
+${PARAMS}
 ${s.decls}
-${sumReducer(wg, 'red_mean')}
-${sumReducer(wg, 'red_var')}
+${sumReducer(wg, 'red_mean', 'f32', queue.subgroups)}
+${sumReducer(wg, 'red_var', 'f32', queue.subgroups)}
 @compute @workgroup_size(${wg})
-fn main(${GROUP_BUILTINS}) {
+fn main(${GROUP_BUILTINS}${sg.builtins}) {
+  ${sg.init}
   ${LINEAR_GROUP}
   let row = group;
   if (row >= pu(0u)) { return; }
@@ -112,14 +115,17 @@ function backward(queue: GpuQueue, args: LayerNormBackwardArgs, centred: boolean
       { name: 'dx', view: dx, write: true },
     ]);
     const gy = s.has.has('w') ? 'g[gb + j] * w[pu(3u) + j]' : 'g[gb + j]';
+    const sg = subgroupHooks(queue.subgroups);
     const pipeline = queue.pipeline(
-      `${name}|dx|${[...s.has].join(',')}|${wg}`,
-      () => `${PARAMS}
+      `${name}|dx|${[...s.has].join(',')}|${wg}${sg.key}`,
+      () => `${sg.enable}
+${PARAMS}
 ${s.decls}
-${sumReducer(wg, 'sum_a')}
-${sumReducer(wg, 'sum_b')}
+${sumReducer(wg, 'sum_a', 'f32', queue.subgroups)}
+${sumReducer(wg, 'sum_b', 'f32', queue.subgroups)}
 @compute @workgroup_size(${wg})
-fn main(${GROUP_BUILTINS}) {
+fn main(${GROUP_BUILTINS}${sg.builtins}) {
+  ${sg.init}
   ${LINEAR_GROUP}
   let row = group;
   if (row >= pu(0u)) { return; }

@@ -1,7 +1,9 @@
 /**
  * WGSL for the row kernels (softmax, logprobs, norms): one workgroup per row, threads striding along it,
- * partial results combined by a tree in workgroup memory. The online-softmax pair (running max m, sum s of
- * exp(x - m)) merges two partials by rescaling the smaller max's sum, so the row is read once for both.
+ * partial results combined by a tree in workgroup memory — or, where the device has the `subgroups`
+ * feature, within each subgroup first (subgroupAdd / subgroupMax), then across the few subgroup partials.
+ * The online-softmax pair (running max m, sum s of exp(x - m)) merges two partials by rescaling the smaller
+ * max's sum, so the row is read once for both.
  */
 import { INF, sizeOfShape } from '../wgsl.js';
 
@@ -16,11 +18,52 @@ export function rowsOf(shape: readonly number[]): [rows: number, width: number] 
 }
 
 /**
+ * What a row kernel adds when its reductions use subgroups: `enable` before everything, the builtins after
+ * the kernel's parameters, `init` as its first statement; `key` tells the pipelines apart.
+ *
+ * The subgroup reducers assume a subgroup is a run of consecutive local invocation indices (lane = index −
+ * first index), as GPU drivers form them for one-dimensional workgroups; the WebGPU spec leaves the mapping
+ * to the implementation, and the browser test checks these kernels against the CPU on SwiftShader.
+ */
+export interface SubgroupHooks {
+  enable: string;
+  builtins: string;
+  init: string;
+  key: string;
+}
+
+export function subgroupHooks(on: boolean): SubgroupHooks {
+  if (!on) return { enable: '', builtins: '', init: '', key: '' };
+  return {
+    enable: 'enable subgroups;\nvar<private> sg_id: u32;\nvar<private> sg_size: u32;',
+    builtins: ', @builtin(subgroup_invocation_id) sg_lane: u32, @builtin(subgroup_size) sg_width: u32',
+    init: 'sg_id = sg_lane; sg_size = sg_width;',
+    key: '|subgroups',
+  };
+}
+
+/** The loop over the subgroup partials in slots 0 .. wg / subgroup size (rounded up), merged by `merge`. */
+function subgroupCombine(wg: number, buf: string, merge: (acc: string, v: string) => string): string {
+  return `var r = ${buf}[0];
+  for (var i = 1u; i < (${wg}u + sg_size - 1u) / sg_size; i++) { r = ${merge('r', `${buf}[i]`)}; }`;
+}
+
+/**
  * Declares `red_sum(v, lid)`: the workgroup-wide sum of one f32 per thread, seen by every thread. Give each
  * reduction in a kernel its own name (hence its own buffer): two back-to-back reductions through one buffer
  * returned wrong sums to some threads on Mesa's llvmpipe, though the barriers order them.
  */
-export function sumReducer(wg: number, name = 'red_sum', type = 'f32'): string {
+export function sumReducer(wg: number, name = 'red_sum', type = 'f32', subgroups = false): string {
+  if (subgroups)
+    return `var<workgroup> ${name}_buf: array<${type}, ${wg}>;
+fn ${name}(v: ${type}, l: u32) -> ${type} {
+  let s = subgroupAdd(v);
+  if (sg_id == 0u) { ${name}_buf[(l - sg_id) / sg_size] = s; }
+  workgroupBarrier();
+  ${subgroupCombine(wg, `${name}_buf`, (a, v) => `${a} + ${v}`)}
+  workgroupBarrier();
+  return r;
+}`;
   return `var<workgroup> ${name}_buf: array<${type}, ${wg}>;
 fn ${name}(v: ${type}, l: u32) -> ${type} {
   ${name}_buf[l] = v;
@@ -36,7 +79,28 @@ fn ${name}(v: ${type}, l: u32) -> ${type} {
 }
 
 /** Declares `online_merge` and `red_lse(ms, lid)`: merges per-thread (max, sumexp) pairs; returns the row's pair. */
-export function onlineReducer(wg: number): string {
+export function onlineReducer(wg: number, subgroups = false): string {
+  const reduce = subgroups
+    ? `fn red_lse(v: vec2<f32>, l: u32) -> vec2<f32> {
+  let m = subgroupMax(v.x);
+  let s = subgroupAdd(select(v.y * exp(v.x - m), 0.0, v.x == neg_inf()));
+  if (sg_id == 0u) { lse_buf[(l - sg_id) / sg_size] = vec2<f32>(m, s); }
+  workgroupBarrier();
+  ${subgroupCombine(wg, 'lse_buf', (a, v) => `online_merge(${a}, ${v})`)}
+  workgroupBarrier();
+  return r;
+}`
+    : `fn red_lse(v: vec2<f32>, l: u32) -> vec2<f32> {
+  lse_buf[l] = v;
+  workgroupBarrier();
+  for (var s = ${wg / 2}u; s > 0u; s = s >> 1u) {
+    if (l < s) { lse_buf[l] = online_merge(lse_buf[l], lse_buf[l + s]); }
+    workgroupBarrier();
+  }
+  let r = lse_buf[0];
+  workgroupBarrier();
+  return r;
+}`;
   return `${INF}
 fn online_merge(a: vec2<f32>, b: vec2<f32>) -> vec2<f32> {
   let m = max(a.x, b.x);
@@ -49,17 +113,7 @@ fn online_add(a: vec2<f32>, x: f32) -> vec2<f32> {
   return vec2<f32>(x, a.y * exp(a.x - x) + 1.0);
 }
 var<workgroup> lse_buf: array<vec2<f32>, ${wg}>;
-fn red_lse(v: vec2<f32>, l: u32) -> vec2<f32> {
-  lse_buf[l] = v;
-  workgroupBarrier();
-  for (var s = ${wg / 2}u; s > 0u; s = s >> 1u) {
-    if (l < s) { lse_buf[l] = online_merge(lse_buf[l], lse_buf[l + s]); }
-    workgroupBarrier();
-  }
-  let r = lse_buf[0];
-  workgroupBarrier();
-  return r;
-}
+${reduce}
 
 fn lse_of(p: vec2<f32>) -> f32 { if (p.x == neg_inf()) { return neg_inf(); } return p.x + log(p.y); }`;
 }

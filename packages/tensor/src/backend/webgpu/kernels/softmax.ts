@@ -8,7 +8,7 @@ import type { View } from '../../backend.js';
 import type { GpuStorage } from '../buffers.js';
 import { Params, grid, type GpuQueue } from '../queue.js';
 import { GROUP_BUILTINS, INF, LINEAR_GROUP, PARAMS, buffer, sizeOfShape } from '../wgsl.js';
-import { onlineReducer, rowThreads, rowsOf, sumReducer } from './rows.js';
+import { onlineReducer, rowThreads, rowsOf, subgroupHooks, sumReducer } from './rows.js';
 
 function checkFloat(kernel: string, ...views: View[]): void {
   for (const v of views)
@@ -98,15 +98,18 @@ export function softmax(queue: GpuQueue, x: View, out: View, log: boolean): void
     return;
   }
   const wg = rowThreads(width);
+  const sg = subgroupHooks(queue.subgroups);
   const write = log ? 'v - lse' : 'exp(v - lse)';
   const pipeline = queue.pipeline(
-    `softmax|${log}|${wg}`,
-    () => `${PARAMS}
+    `softmax|${log}|${wg}${sg.key}`,
+    () => `${sg.enable}
+${PARAMS}
 ${buffer(1, 'x', 'float32')}
 ${buffer(2, 'out', 'float32', true)}
-${onlineReducer(wg)}
+${onlineReducer(wg, queue.subgroups)}
 @compute @workgroup_size(${wg})
-fn main(${GROUP_BUILTINS}) {
+fn main(${GROUP_BUILTINS}${sg.builtins}) {
+  ${sg.init}
   ${ROW_START}
   let xb = pu(2u) + row * W;
   let ob = row * W;
@@ -134,15 +137,18 @@ export function softmaxBackward(queue: GpuQueue, y: View, dy: View, dx: View, lo
   // log-softmax: dx = dy - exp(y)·Σdy; softmax: dx = y·(dy - Σ dy·y).
   const term = log ? 'g[gb + j]' : 'g[gb + j] * y[yb + j]';
   const write = log ? 'g[gb + j] - exp(y[yb + j]) * dot' : 'y[yb + j] * (g[gb + j] - dot)';
+  const sg = subgroupHooks(queue.subgroups);
   const pipeline = queue.pipeline(
-    `softmaxBackward|${log}|${wg}`,
-    () => `${PARAMS}
+    `softmaxBackward|${log}|${wg}${sg.key}`,
+    () => `${sg.enable}
+${PARAMS}
 ${buffer(1, 'y', 'float32')}
 ${buffer(2, 'g', 'float32')}
 ${buffer(3, 'dx', 'float32', true)}
-${sumReducer(wg)}
+${sumReducer(wg, 'red_sum', 'f32', queue.subgroups)}
 @compute @workgroup_size(${wg})
-fn main(${GROUP_BUILTINS}) {
+fn main(${GROUP_BUILTINS}${sg.builtins}) {
+  ${sg.init}
   ${ROW_START}
   let yb = pu(2u) + row * W;
   let gb = pu(3u) + row * W;
@@ -190,17 +196,21 @@ export function logprobs(queue: GpuQueue, logits: View, targets: View, out: View
   for (var j = lid.x; j < W; j += ${wg}u) { p = online_add(p, x[xb + j]); }
   let z = lse_of(red_lse(p, lid.x));
   let writer = lid.x == 0u;`;
+  // Subgroups serve the workgroup reduction only (a serial row has none).
+  const sg = subgroupHooks(queue.subgroups && !serial);
   const pipeline = queue.pipeline(
-    `logprobs|${wg}|${serial}`,
-    () => `${PARAMS}
+    `logprobs|${wg}|${serial}${sg.key}`,
+    () => `${sg.enable}
+${PARAMS}
 ${buffer(1, 'x', 'float32')}
 ${buffer(2, 'targets', 'int32')}
 ${buffer(3, 'out', 'float32', true)}
 ${buffer(4, 'lse', 'float32', true)}
 @group(0) @binding(5) var<storage, read_write> status: array<atomic<i32>, 4>;
-${serial ? INF : onlineReducer(wg)}
+${serial ? INF : onlineReducer(wg, queue.subgroups)}
 @compute @workgroup_size(${wg})
-fn main(${GROUP_BUILTINS}) {
+fn main(${GROUP_BUILTINS}${sg.builtins}) {
+  ${sg.init}
   ${lseOfRow}
   if (writer) {
     let t = targets[pu(3u) + row];
