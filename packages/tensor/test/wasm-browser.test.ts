@@ -5,19 +5,13 @@
  * installed; under REQUIRE_BROWSER=1 (CI) a missing Chromium fails instead.
  */
 import { describe, expect, test } from 'vitest';
-import { findChromium, runInChromium } from './browser/chromium.js';
+import { chromiumForTests, runInChromium } from './browser/chromium.js';
 
-const chromium = findChromium();
-const required = process.env.REQUIRE_BROWSER === '1';
-if (!chromium && !required)
-  console.warn(
-    'wasm-browser tests SKIPPED: no Chromium found (apt-get install chromium, or set CHROMIUM_PATH)',
-  );
+const chromium = chromiumForTests('wasm-browser');
 
-describe.skipIf(!chromium && !required)('wasm kernels in headless Chromium', () => {
+describe.skipIf(chromium.skip)('wasm kernels in headless Chromium', () => {
   test('the kernels run on the page and a Web Worker, and match the TypeScript kernels', async () => {
-    if (!chromium) throw new Error('REQUIRE_BROWSER=1 but no Chromium was found (apt-get install chromium)');
-    const report = await runInChromium(chromium);
+    const report = await runInChromium(chromium.executable());
     expect(report.simd).toBe(true);
     expect(report.crossOriginIsolated).toBe(true);
     expect(report.readyWorkers).toBe(1);

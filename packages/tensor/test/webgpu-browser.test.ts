@@ -6,21 +6,15 @@
  * one line where no Chromium is installed; under REQUIRE_BROWSER=1 (CI) a missing Chromium fails instead.
  */
 import { describe, expect, test } from 'vitest';
-import { WEBGPU_FLAGS, findChromium, runPageInChromium } from './browser/chromium.js';
+import { WEBGPU_FLAGS, chromiumForTests, runPageInChromium } from './browser/chromium.js';
 import type { WebGpuPageReport } from './browser/webgpu-page.js';
 
-const chromium = findChromium();
-const required = process.env.REQUIRE_BROWSER === '1';
-if (!chromium && !required)
-  console.warn(
-    'webgpu-browser tests SKIPPED: no Chromium found (apt-get install chromium, or set CHROMIUM_PATH)',
-  );
+const chromium = chromiumForTests('webgpu-browser');
 
-describe.skipIf(!chromium && !required)('webgpu backend in headless Chromium', () => {
+describe.skipIf(chromium.skip)('webgpu backend in headless Chromium', () => {
   test('row kernels on navigator.gpu, with subgroup reductions, match the CPU backend', async () => {
-    if (!chromium) throw new Error('REQUIRE_BROWSER=1 but no Chromium was found (apt-get install chromium)');
     const report = await runPageInChromium<WebGpuPageReport>(
-      chromium,
+      chromium.executable(),
       './webgpu-page.ts',
       'runWebGpuChecks',
       WEBGPU_FLAGS,

@@ -25,6 +25,27 @@ export function findChromium(): string | undefined {
   return CANDIDATES.find((path) => existsSync(path));
 }
 
+/**
+ * The Chromium a browser test drives, and whether the test runs: without Chromium it skips with one loud
+ * line, unless REQUIRE_BROWSER=1 (CI), where `executable()` then throws.
+ */
+export function chromiumForTests(testName: string): { skip: boolean; executable: () => string } {
+  const chromium = findChromium();
+  const required = process.env.REQUIRE_BROWSER === '1';
+  if (!chromium && !required)
+    console.warn(
+      `${testName} tests SKIPPED: no Chromium found (apt-get install chromium, or set CHROMIUM_PATH)`,
+    );
+  return {
+    skip: !chromium && !required,
+    executable: () => {
+      if (!chromium)
+        throw new Error('REQUIRE_BROWSER=1 but no Chromium was found (apt-get install chromium)');
+      return chromium;
+    },
+  };
+}
+
 const PAGE = `<!doctype html><meta charset="utf-8"><script type="module" src="/page.js"></script>`;
 
 async function bundle(entry: string): Promise<Map<string, string>> {
