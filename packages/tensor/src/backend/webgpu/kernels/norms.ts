@@ -58,8 +58,8 @@ function forward(queue: GpuQueue, args: LayerNormArgs, centred: boolean): void {
     () => `${sg.enable}
 ${PARAMS}
 ${s.decls}
-${sumReducer(wg, 'red_mean', 'f32', queue.subgroups)}
-${sumReducer(wg, 'red_var', 'f32', queue.subgroups)}
+${sumReducer(wg, 'red_mean', 'f32', sg.on)}
+${sumReducer(wg, 'red_var', 'f32', sg.on)}
 @compute @workgroup_size(${wg})
 fn main(${GROUP_BUILTINS}${sg.builtins}) {
   ${sg.init}
@@ -121,8 +121,8 @@ function backward(queue: GpuQueue, args: LayerNormBackwardArgs, centred: boolean
       () => `${sg.enable}
 ${PARAMS}
 ${s.decls}
-${sumReducer(wg, 'sum_a', 'f32', queue.subgroups)}
-${sumReducer(wg, 'sum_b', 'f32', queue.subgroups)}
+${sumReducer(wg, 'sum_a', 'f32', sg.on)}
+${sumReducer(wg, 'sum_b', 'f32', sg.on)}
 @compute @workgroup_size(${wg})
 fn main(${GROUP_BUILTINS}${sg.builtins}) {
   ${sg.init}

@@ -26,6 +26,8 @@ export function rowsOf(shape: readonly number[]): [rows: number, width: number] 
  * to the implementation, and the browser test checks these kernels against the CPU on SwiftShader.
  */
 export interface SubgroupHooks {
+  /** Whether subgroups are used: pass it on to the reducers, so the hooks and the reducers always agree. */
+  on: boolean;
   enable: string;
   builtins: string;
   init: string;
@@ -33,8 +35,9 @@ export interface SubgroupHooks {
 }
 
 export function subgroupHooks(on: boolean): SubgroupHooks {
-  if (!on) return { enable: '', builtins: '', init: '', key: '' };
+  if (!on) return { on, enable: '', builtins: '', init: '', key: '' };
   return {
+    on,
     enable: 'enable subgroups;\nvar<private> sg_id: u32;\nvar<private> sg_size: u32;',
     builtins: ', @builtin(subgroup_invocation_id) sg_lane: u32, @builtin(subgroup_size) sg_width: u32',
     init: 'sg_id = sg_lane; sg_size = sg_width;',

@@ -106,7 +106,7 @@ export function softmax(queue: GpuQueue, x: View, out: View, log: boolean): void
 ${PARAMS}
 ${buffer(1, 'x', 'float32')}
 ${buffer(2, 'out', 'float32', true)}
-${onlineReducer(wg, queue.subgroups)}
+${onlineReducer(wg, sg.on)}
 @compute @workgroup_size(${wg})
 fn main(${GROUP_BUILTINS}${sg.builtins}) {
   ${sg.init}
@@ -145,7 +145,7 @@ ${PARAMS}
 ${buffer(1, 'y', 'float32')}
 ${buffer(2, 'g', 'float32')}
 ${buffer(3, 'dx', 'float32', true)}
-${sumReducer(wg, 'red_sum', 'f32', queue.subgroups)}
+${sumReducer(wg, 'red_sum', 'f32', sg.on)}
 @compute @workgroup_size(${wg})
 fn main(${GROUP_BUILTINS}${sg.builtins}) {
   ${sg.init}
@@ -207,7 +207,7 @@ ${buffer(2, 'targets', 'int32')}
 ${buffer(3, 'out', 'float32', true)}
 ${buffer(4, 'lse', 'float32', true)}
 @group(0) @binding(5) var<storage, read_write> status: array<atomic<i32>, 4>;
-${serial ? INF : onlineReducer(wg, queue.subgroups)}
+${serial ? INF : onlineReducer(wg, sg.on)}
 @compute @workgroup_size(${wg})
 fn main(${GROUP_BUILTINS}${sg.builtins}) {
   ${sg.init}
