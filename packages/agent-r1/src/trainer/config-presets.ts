@@ -50,7 +50,8 @@ export const presets: Record<string, PartialTrainConfig> = {
    * start of 1,000 steps (a cosine decay of the rate) on the successful scripted-searcher demonstrations of
    * every training question (actions, plus the context at half weight), nine in ten of them with their
    * entities renamed each pass, so that the policy learns to copy names rather than recall them; then 40 GRPO
-   * steps on the 2- and 3-hop questions, then the results table on the test split. Measured time on two cores in docs/results.md.
+   * steps on the 2- and 3-hop questions, then the results table on the test split. Measured time on two
+   * cores in docs/results.md.
    */
   multihop: {
     task: 'multihop-qa',

@@ -59,10 +59,10 @@ async function rowKernels(device: string, width: number): Promise<[string, Float
       ['rmsNorm', rmsNorm(x, w)],
     ];
     // One weighted sum of every output, so one backward runs each kernel's gradient.
-    let loss = sum(named[4][1].mul(f32([ROWS, width], n + 3)));
-    for (const [k, [, t]] of named.slice(0, 4).entries())
-      loss = loss.add(sum(t.mul(f32(t.shape as number[], n + 4 + k))));
-    loss.backward();
+    named
+      .map(([, t], k) => sum(t.mul(f32(t.shape as number[], n + 3 + k))))
+      .reduce((a, b) => a.add(b))
+      .backward();
     return { outputs: named, leaves: [x, w] };
   });
   const all: [string, Tensor][] = [...outputs, ['dx', leaves[0].grad!], ['dw', leaves[1].grad!]];
