@@ -160,40 +160,90 @@ describe('CopyHead', () => {
     expect(placed[12 + 2]).toBeGreaterThan(0.999);
   });
 
-  it('passes gradcheck with match evidence, and its match weights get their finite-difference gradient', () => {
-    const head = new CopyHead(4, { dtype: 'float64', std: 0.5, generator: new Generator(4), match: true });
-    const g = new Generator(5);
-    const h = randn([2, 4, 4], { dtype: 'float64', generator: g });
-    const logits = randn([2, 4, 5], { dtype: 'float64', generator: g });
-    const keys = randn([2, 4, 4], { dtype: 'float64', generator: g });
-    const tokenIds = [
-      [0, 3, 0, 3],
-      [2, 2, 2, 4],
-    ];
-    assertGradcheck(
-      (x, l, k) => head.forward(x, l, { keys: k, ids: tokenIds, keep: null }),
-      [h, logits, keys],
+  it.each([false, true])(
+    'passes gradcheck with match evidence, and its match parameters get their finite-difference gradient (match gate: %s)',
+    (matchGate) => {
+      const head = new CopyHead(4, {
+        dtype: 'float64',
+        std: 0.5,
+        generator: new Generator(4),
+        match: true,
+        matchGate,
+      });
+      const g = new Generator(5);
+      // A match gate starts at zeros; random values make its gradient reach every entry's effect.
+      if (head.matchGate)
+        noGrad(() => head.matchGate!.copy_(randn([4, 2], { dtype: 'float64', generator: g })));
+      const h = randn([2, 4, 4], { dtype: 'float64', generator: g });
+      const logits = randn([2, 4, 5], { dtype: 'float64', generator: g });
+      const keys = randn([2, 4, 4], { dtype: 'float64', generator: g });
+      const tokenIds = [
+        [0, 3, 0, 3],
+        [2, 2, 2, 4],
+      ];
+      assertGradcheck(
+        (x, l, k) => head.forward(x, l, { keys: k, ids: tokenIds, keep: null }),
+        [h, logits, keys],
+      );
+      const weights = randn([2, 4, 5], { dtype: 'float64', generator: g });
+      const loss = () =>
+        head.forward(h, logits, { keys, ids: tokenIds, keep: null }).logSoftmax(-1).mul(weights).sum();
+      for (const param of [head.match!, ...(head.matchGate ? [head.matchGate] : [])]) {
+        head.zeroGrad();
+        tidy(() => loss().backward());
+        const grad = Array.from(param.grad!.dataSync());
+        const eps = 1e-6;
+        for (let i = 0; i < grad.length; i++) {
+          const at = (delta: number) =>
+            tidy(() => {
+              const w = Array.from(param.dataSync());
+              w[i] += delta;
+              noGrad(() => param.copy_(tensor(w, { shape: param.shape, dtype: 'float64' })));
+              const value = noGrad(() => loss().itemSync());
+              w[i] -= delta;
+              noGrad(() => param.copy_(tensor(w, { shape: param.shape, dtype: 'float64' })));
+              return value;
+            });
+          expect(grad[i]).toBeCloseTo((at(eps) - at(-eps)) / (2 * eps), 6);
+        }
+      }
+    },
+  );
+
+  it('with a match gate, each query weighs the match evidence by its own hidden state', () => {
+    const head = new CopyHead(4, {
+      dtype: 'float64',
+      std: 0.5,
+      generator: new Generator(1),
+      match: true,
+      matchGate: true,
+    });
+    // Starts as the head with global weights: the gate is zeros.
+    expect(Array.from(head.matchGate!.dataSync())).toEqual(new Array(8).fill(0));
+    noGrad(() => {
+      head.gate.bias!.copy_(full([1], -30, { dtype: 'float64' }));
+      head.query.weight.copy_(full(head.query.weight.shape, 0, { dtype: 'float64' }));
+      head.match!.copy_(tensor([0, 0], { dtype: 'float64' }));
+      // Weights [20, 20] · h₀: on where the query's first feature is 1, off where it is 0.
+      head.matchGate!.copy_(tensor([20, 20, 0, 0, 0, 0, 0, 0], { shape: [4, 2], dtype: 'float64' }));
+    });
+    const tokens = [5, 1, 2, 9, 5, 1, 7];
+    const feature = [0, 0, 0, 0, 1, 0, 0];
+    const h = tensor(
+      feature.map((f) => [f, 0.3, -0.2, 0.1]),
+      { shape: [1, 7, 4], dtype: 'float64' },
     );
-    const weights = randn([2, 4, 5], { dtype: 'float64', generator: g });
-    const loss = () =>
-      head.forward(h, logits, { keys, ids: tokenIds, keep: null }).logSoftmax(-1).mul(weights).sum();
-    head.zeroGrad();
-    tidy(() => loss().backward());
-    const grad = Array.from(head.match!.grad!.dataSync());
-    const eps = 1e-6;
-    for (let i = 0; i < 2; i++) {
-      const at = (delta: number) =>
-        tidy(() => {
-          const w = Array.from(head.match!.dataSync());
-          w[i] += delta;
-          noGrad(() => head.match!.copy_(tensor(w, { dtype: 'float64' })));
-          const value = noGrad(() => loss().itemSync());
-          w[i] -= delta;
-          noGrad(() => head.match!.copy_(tensor(w, { dtype: 'float64' })));
-          return value;
-        });
-      expect(grad[i]).toBeCloseTo((at(eps) - at(-eps)) / (2 * eps), 6);
-    }
+    const logits = randn([1, 7, 12], { dtype: 'float64', generator: new Generator(3) });
+    const p = tidy(() =>
+      head
+        .forward(h, logits, head.contextOf(h, [tokens]))
+        .softmax(-1)
+        .dataSync(),
+    );
+    // Query 4 (token 5, feature on): 1 followed the earlier 5. Query 5 (…5, 1, feature off) would point
+    // at 2 with global weights; here its copy mass spreads over the keys.
+    expect(p[4 * 12 + 1]).toBeGreaterThan(0.999);
+    expect(p[5 * 12 + 2]).toBeLessThan(0.5);
   });
 
   it('learns to repeat its context far sooner than the same model without it', () => {

@@ -1,4 +1,4 @@
-import { Generator, crossEntropy, memory, randint, tensor, tidy } from '@agent-r1/tensor';
+import { Generator, crossEntropy, memory, noGrad, randint, randn, tensor, tidy } from '@agent-r1/tensor';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { AdamW, TransformerLM, extend, generate } from '../src/index.js';
@@ -7,10 +7,31 @@ const tiny = { vocabSize: 23, dModel: 16, layers: 2, heads: 4, kvHeads: 2, maxLe
 
 /** The output layers a model can have: the LM head alone, or with a copy head and its options. */
 const OUTPUT_LAYERS = [
-  { name: 'LM head', copyHead: false, copyMatch: false, copySourceGate: false },
-  { name: 'copy head', copyHead: true, copyMatch: false, copySourceGate: false },
-  { name: 'copy head, match evidence, source gate', copyHead: true, copyMatch: true, copySourceGate: true },
+  { name: 'LM head', copyHead: false, copyMatch: false, copyMatchGate: false, copySourceGate: false },
+  { name: 'copy head', copyHead: true, copyMatch: false, copyMatchGate: false, copySourceGate: false },
+  {
+    name: 'copy head, match evidence, source gate',
+    copyHead: true,
+    copyMatch: true,
+    copyMatchGate: false,
+    copySourceGate: true,
+  },
+  {
+    name: 'copy head, gated match evidence, source gate',
+    copyHead: true,
+    copyMatch: true,
+    copyMatchGate: true,
+    copySourceGate: true,
+  },
 ];
+
+/** A float64 model with this output layer; a match gate gets random weights (it starts at zeros). */
+function modelWith({ name: _, ...layer }: (typeof OUTPUT_LAYERS)[number]): TransformerLM {
+  const model = new TransformerLM({ ...tiny, ...layer, dtype: 'float64' });
+  const gate = model.copyHead?.matchGate;
+  if (gate) noGrad(() => gate.copy_(randn(gate.shape, { dtype: 'float64', generator: new Generator(11) })));
+  return model;
+}
 
 function maxAbsDiff(a: ArrayLike<number>, b: ArrayLike<number>): number {
   let m = 0;
@@ -54,8 +75,8 @@ describe('TransformerLM', () => {
 
   it.each(OUTPUT_LAYERS)(
     'logits at chosen positions equal the full pass at those positions, and so do their gradients (output: $name)',
-    ({ copyHead, copyMatch, copySourceGate }) => {
-      const model = new TransformerLM({ ...tiny, copyHead, copyMatch, copySourceGate, dtype: 'float64' });
+    (layer) => {
+      const model = modelWith(layer);
       const V = tiny.vocabSize;
       fc.assert(
         fc.property(
@@ -137,8 +158,8 @@ describe('TransformerLM', () => {
 
   it.each(OUTPUT_LAYERS)(
     'KV-cache decoding returns the logits of a full forward pass (random prompts, rows appending 0..3 tokens per step; output: $name)',
-    ({ copyHead, copyMatch, copySourceGate }) => {
-      const model = new TransformerLM({ ...tiny, copyHead, copyMatch, copySourceGate, dtype: 'float64' });
+    (layer) => {
+      const model = modelWith(layer);
       const tokens = (minLength: number, maxLength: number) =>
         fc.array(fc.integer({ min: 0, max: 22 }), { minLength, maxLength });
       fc.assert(

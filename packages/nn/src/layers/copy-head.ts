@@ -19,6 +19,11 @@
  * being copied continues where the last one or two tokens written match the context, even for tokens the
  * small model's hidden states do not tell apart well (measured in docs/results.md).
  *
+ * With `matchGate` as well, the two weights depend on the query: w + h · M (M [dim, 2], zeros at first).
+ * Global weights pull every query toward the continuation of its last token's earlier occurrences, so the
+ * first name of a second search leans toward repeating the first search's name (both follow `<search>`);
+ * a query-dependent weight can turn the evidence off where a new name starts.
+ *
  * With `sourceGate`, the gate also reads what the attention points at (See et al.'s context vector):
  * x = gate · h + Σ_j a_j · (source · h_j), h_j the hidden state at context token x_j. Whether to stop
  * copying depends on the token a copy would produce next (` is` after a name: stop), which the query's own
@@ -37,7 +42,7 @@ import {
   zeros,
 } from '@agent-r1/tensor';
 import { Module } from '../module.js';
-import type { InitOptions } from './init.js';
+import { type InitOptions, zerosInit } from './init.js';
 import { Linear } from './linear.js';
 
 /** Added to the copy mass before its log: keeps it finite where it is 0 (float32: 1e-30 is normal). */
@@ -66,12 +71,14 @@ export class CopyHead extends Module {
   readonly gate: Linear;
   /** [2]: the weights of the one- and two-token match evidence, or null without `match`. */
   readonly match: Tensor | null;
+  /** [dim, 2]: how each query's hidden state moves the two match weights, or null without `matchGate`. */
+  readonly matchGate: Tensor | null;
   /** Each context token's say in the gate, or null without `sourceGate`. */
   readonly source: Linear | null;
 
   constructor(
     readonly dim: number,
-    options: InitOptions & { std: number; match?: boolean; sourceGate?: boolean },
+    options: InitOptions & { std: number; match?: boolean; matchGate?: boolean; sourceGate?: boolean },
   ) {
     super();
     this.query = this.module('query', new Linear(dim, dim, { ...options, bias: false }));
@@ -83,6 +90,9 @@ export class CopyHead extends Module {
     this.source = options.sourceGate
       ? this.module('source', new Linear(dim, 1, { ...options, bias: false }))
       : null;
+    if (options.matchGate && !options.match) throw new Error('CopyHead: matchGate needs match');
+    // Zeros: a new head starts as one with global weights (and draws nothing from the generator).
+    this.matchGate = options.matchGate ? this.parameter('matchGate', zerosInit([dim, 2], options)) : null;
   }
 
   /** Sources [B, T, 1] of hidden states h [B, T, dim] (position t's own), or undefined without `sourceGate`. */
@@ -138,9 +148,12 @@ export class CopyHead extends Module {
         const at = queryAt ?? Array.from({ length: B }, () => Array.from({ length: T }, (_, t) => t));
         const { one, two } = matchEvidence(keyIds, at, T, S);
         const options = { shape: [B, T, S], dtype: h.dtype, device };
+        // [2] or, with matchGate, [B, T, 2]: broadcast over the S keys.
+        const weights = this.matchGate ? h.matmul(this.matchGate).add(this.match) : this.match;
+        const last = weights.rank - 1;
         scores = scores
-          .add(tensor(one, options).mul(this.match.narrow(0, 0, 1)))
-          .add(tensor(two, options).mul(this.match.narrow(0, 1, 1)));
+          .add(tensor(one, options).mul(weights.narrow(last, 0, 1)))
+          .add(tensor(two, options).mul(weights.narrow(last, 1, 1)));
       }
       const attention = where(keep ?? causalKeep(T, device), scores, -1e9).softmax(-1);
       // c over the distinct ids: [B, T, U].

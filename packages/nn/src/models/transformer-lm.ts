@@ -40,6 +40,11 @@ export interface TransformerConfig {
    */
   copyMatch?: boolean;
   /**
+   * The match evidence's two weights depend on the query's hidden state (see CopyHead). Needs copyMatch
+   * (default false).
+   */
+  copyMatchGate?: boolean;
+  /**
    * The copy head's gate also reads the context tokens its attention points at (See et al.'s context
    * vector; see CopyHead). Needs copyHead (default false).
    */
@@ -62,6 +67,7 @@ export function resolveConfig(c: TransformerConfig): ResolvedConfig {
   for (const key of ['copyMatch', 'copySourceGate'] as const) {
     if (c[key] && !c.copyHead) throw new Error(`TransformerConfig: ${key} needs copyHead`);
   }
+  if (c.copyMatchGate && !c.copyMatch) throw new Error('TransformerConfig: copyMatchGate needs copyMatch');
   return {
     vocabSize: c.vocabSize,
     dModel: c.dModel,
@@ -77,6 +83,7 @@ export function resolveConfig(c: TransformerConfig): ResolvedConfig {
     valueHead: c.valueHead ?? false,
     copyHead: c.copyHead ?? false,
     copyMatch: c.copyMatch ?? false,
+    copyMatchGate: c.copyMatchGate ?? false,
     copySourceGate: c.copySourceGate ?? false,
     seed: c.seed ?? 0,
     dtype: c.dtype ?? 'float32',
@@ -149,7 +156,13 @@ export class TransformerLM extends Module {
     this.copyHead = c.copyHead
       ? this.module(
           'copyHead',
-          new CopyHead(c.dModel, { ...init, std, match: c.copyMatch, sourceGate: c.copySourceGate }),
+          new CopyHead(c.dModel, {
+            ...init,
+            std,
+            match: c.copyMatch,
+            matchGate: c.copyMatchGate,
+            sourceGate: c.copySourceGate,
+          }),
         )
       : null;
     this.rotary = new RotaryTables(c.dModel / c.heads, c.maxLength, c.ropeBase, {
