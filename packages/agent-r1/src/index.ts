@@ -4,7 +4,7 @@
  */
 export { normalizeAnswer, exactMatch, f1Score } from './rewards/qa.js';
 export type { AgentEnv, EnvFactory, StepResult } from './mdp/env.js';
-export { ToolEnv, type ToolEnvConfig, type ScoreResult } from './mdp/tool-env.js';
+export { type CallRecord, ToolEnv, type ToolEnvConfig, type ScoreResult } from './mdp/tool-env.js';
 export { runTextEpisode, type TextEpisode, type TextPolicy } from './mdp/text-episode.js';
 export type { JsonSchema, Tool, ToolResult } from './tools/tool.js';
 export { ToolRegistry, unknownToolMessage } from './tools/registry.js';

@@ -279,6 +279,37 @@ describe('ToolEnv', () => {
     }
   });
 
+  it("the task's callReward sees each successful call with the episode's earlier ones, when process rewards are on", async () => {
+    const seen: string[][] = [];
+    const callReward = (ex: QA, call: { content: string }, earlier: readonly { content: string }[]) => {
+      seen.push([ex.question, call.content, ...earlier.map((e) => e.content)]);
+      return call.content.endsWith('b') ? 0.5 : 0;
+    };
+    const failing = searchTool({
+      execute: async (args) =>
+        args.query === 'x'
+          ? { content: 'no index', success: false }
+          : { content: `results for ${String(args.query)}`, success: true },
+    });
+    const env = makeEnv({ processRewards: true, callReward }, [failing]);
+    env.reset(example);
+    const first = await env.step('<search>a</search><search>x</search>', []);
+    expect(first.rewards).toEqual([]);
+    const second = await env.step('<search>b</search>', []);
+    expect(second.rewards).toEqual([{ value: 0.5, kind: 'process' }]);
+    // The failed call is neither judged nor remembered; a reset forgets the episode's calls.
+    expect(seen).toEqual([
+      [example.question, 'results for a'],
+      [example.question, 'results for b', 'results for a'],
+    ]);
+    env.reset(example);
+    await env.step('<search>b</search>', []);
+    expect(seen.at(-1)).toEqual([example.question, 'results for b']);
+    const off = makeEnv({ processRewards: false, callReward }, [failing]);
+    off.reset(example);
+    expect((await off.step('<search>b</search>', [])).rewards).toEqual([]);
+  });
+
   it('cuts each response to maxObservationChars', async () => {
     const long = searchTool({ execute: async () => ({ content: 'x'.repeat(50), success: true }) });
     const env = makeEnv({ maxObservationChars: 10 }, [long]);

@@ -8,7 +8,8 @@
  * - outcome: `score(example, answer).reward` when the action answers; 0 when the turns run out first.
  * - format: `-formatPenalty` once per action that had any format problem (malformed call, unclosed tag,
  *   unknown tool, invalid arguments, or neither a call nor an answer); `+formatReward` for a clean answer.
- * - process: each tool result's `reward`, when `processRewards` is on.
+ * - process: each tool result's `reward`, and the task's own `callReward` of each successful call, when
+ *   `processRewards` is on.
  * A tool that throws or answers `success: false` is not the policy's fault: no penalty, just its message.
  */
 import type { ToolCallFormat, ToolCall } from '../tools/formats/format.js';
@@ -40,8 +41,13 @@ export interface ToolEnvConfig<Example> {
   buildPrompt(example: Example, systemPrompt: string): string;
   /** The outcome reward of an answer (e.g. exact match) and what to report about it (EM, F1, …). */
   score(example: Example, answer: string): ScoreResult | Promise<ScoreResult>;
-  /** Credit the tools' own rewards as process rewards (default false). */
+  /** Credit the tools' own rewards (and `callReward`'s) as process rewards (default false). */
   processRewards?: boolean;
+  /**
+   * The task's process reward for a successful tool call, which only the task can judge (e.g. a search
+   * that showed a fact the question needs): given the example, the call and the episode's earlier calls.
+   */
+  callReward?(example: Example, call: CallRecord, earlier: readonly CallRecord[]): number;
   /**
    * When an action has neither a tool call nor an answer: 'nudge' (default, as in Search-R1) answers with
    * the format's usage hint as an error observation and goes on; 'end' ends the episode with outcome 0.
@@ -50,8 +56,11 @@ export interface ToolEnvConfig<Example> {
   onNoAction?: 'nudge' | 'end';
 }
 
+/** A tool call as the environment ran it. */
+export type CallRecord = Omit<ToolCallRecord, 'turn'>;
+
 interface CallOutcome {
-  record: Omit<ToolCallRecord, 'turn'>;
+  record: CallRecord;
   /** The policy's fault (unknown tool, invalid arguments): earns the format penalty. */
   formatError: boolean;
 }
@@ -72,6 +81,8 @@ export class ToolEnv<Example = unknown> implements AgentEnv<Example> {
   #turn = 0;
   #penalised = 0;
   #calls = 0;
+  /** This episode's successful calls, for `callReward`. */
+  #history: CallRecord[] = [];
 
   constructor(config: ToolEnvConfig<Example>) {
     if (!Number.isInteger(config.maxTurns) || config.maxTurns < 1)
@@ -100,6 +111,7 @@ export class ToolEnv<Example = unknown> implements AgentEnv<Example> {
     this.#turn = 0;
     this.#penalised = 0;
     this.#calls = 0;
+    this.#history = [];
     return this.config.buildPrompt(example, this.systemPrompt());
   }
 
@@ -158,10 +170,13 @@ export class ToolEnv<Example = unknown> implements AgentEnv<Example> {
     const outcomes = await this.#run(parsed.calls);
     this.#calls += outcomes.length;
     if (parsed.errors.length > 0 || outcomes.some((o) => o.formatError)) penalise();
-    if (c.processRewards) {
-      for (const o of outcomes)
-        if (typeof o.record.reward === 'number' && Number.isFinite(o.record.reward))
-          rewards.push({ value: o.record.reward, kind: 'process' });
+    for (const o of outcomes) {
+      if (c.processRewards && typeof o.record.reward === 'number' && Number.isFinite(o.record.reward))
+        rewards.push({ value: o.record.reward, kind: 'process' });
+      if (!o.record.success) continue;
+      const own = c.processRewards && c.callReward ? c.callReward(example, o.record, this.#history) : 0;
+      if (own !== 0) rewards.push({ value: own, kind: 'process' });
+      this.#history.push(o.record);
     }
     const responses = [
       ...outcomes.map((o) => this.#cut(o.record.content)),
