@@ -6,6 +6,7 @@ import { runTextEpisode } from '../src/mdp/text-episode.js';
 import type { QaExample } from '../src/tasks/multihop-qa/data/types.js';
 import {
   loadMultihopResources,
+  makeMultihopEnv,
   MULTIHOP_SPECIAL_TOKENS,
   type MultihopResources,
   multihopQaTask,
@@ -13,6 +14,7 @@ import {
   naiveRagBaseline,
   scriptedSearcherBaseline,
   serveMultihopSearch,
+  statedType,
   substringMatch,
 } from '../src/tasks/multihop-qa/index.js';
 import type { SearchServer } from '../src/tasks/multihop-qa/search/index.js';
@@ -67,6 +69,64 @@ describe('multihop-qa task', () => {
     const scripted = task.scripted?.(ex, 0);
     const ep = await runTextEpisode(task.makeEnv(), ex, scripted as (c: string) => string);
     expect(ep.toolCalls).toHaveLength(3);
+  });
+
+  it("the scripted searcher's first query is the place's name and the type the question gives it", async () => {
+    expect(
+      statedType(
+        'What currency is used in the country where the American state Kansas is located?',
+        'Kansas',
+      ),
+    ).toBe('American state');
+    expect(statedType('In which country is the city Natal located?', 'Natal')).toBe('city');
+    expect(
+      statedType(
+        'What is the capital of the country containing the city that the town Viborg is part of?',
+        'Viborg',
+      ),
+    ).toBe('town');
+    expect(
+      statedType('What currency is used in the country where Panama Canal is located?', 'Panama Canal'),
+    ).toBe(undefined);
+    expect(
+      statedType('What currency is used in the country whose capital is Basseterre?', 'Basseterre'),
+    ).toBe(undefined);
+    // Every typed place question of a split: the first query depends on the question alone (a policy
+    // cannot see which documents' titles carry a facet).
+    const typed = r.dataset.questions.validation.filter(
+      (q) => /^place/.test(q.kind) && /(?:where|that|country is) the /.test(q.question),
+    );
+    expect(typed.length).toBeGreaterThan(20);
+    for (const q of typed.slice(0, 40)) {
+      const first = await task.scripted?.(q, 0)?.(q.question);
+      // `<search> type Name</search>` for a question saying `the type Name`, whatever the place's title.
+      const query = /^<search> (.*)<\/search>$/.exec(first ?? '')?.[1];
+      expect(q.question, `${first}`).toContain(`the ${query} `);
+    }
+  });
+
+  it('pays the retrieval reward once for each supporting document a search shows', async () => {
+    const env = makeMultihopEnv(r.index, { retrievalReward: 0.3 }, r.docs)();
+    const ex = r.dataset.questions.test.find((q) => q.kind === 'capital_currency') as QaExample;
+    const scripted = task.scripted?.(ex, 0) as (c: string) => string;
+    let context = '';
+    const play = async (action: string) => {
+      const step = await env.step(action, []);
+      context += action + (step.observation ?? '');
+      return step.rewards.filter((x) => x.kind === 'process').reduce((s, x) => s + x.value, 0);
+    };
+    // The scripted searcher's two searches each find one of the two documents; the answer earns none.
+    context = await env.reset(ex);
+    const first = scripted(context);
+    expect(await play(first)).toBeCloseTo(0.15);
+    expect(await play(scripted(context))).toBeCloseTo(0.15);
+    expect(await play(scripted(context))).toBe(0);
+    // The same search again finds nothing new; a search for something else finds nothing at all.
+    context = await env.reset(ex);
+    expect(await play(first)).toBeCloseTo(0.15);
+    expect(await play(first)).toBe(0);
+    expect(await play('<search> Zebra stripes</search>')).toBe(0);
+    expect(() => makeMultihopEnv(r.index, { retrievalReward: 0.3 })).toThrow(/needs the corpus documents/);
   });
 
   it('naive RAG is much weaker than the scripted searcher on 2-hop questions', async () => {

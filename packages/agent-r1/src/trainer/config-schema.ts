@@ -66,6 +66,7 @@ const SCHEMA: Field = obj<TrainConfig>({
     tiedEmbeddings: bool,
     copyHead: bool,
     copyMatch: bool,
+    copyMatchGate: bool,
     copySourceGate: bool,
   }),
   critic: obj<CriticConfig>({ shareTrunk: bool }),

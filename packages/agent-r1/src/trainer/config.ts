@@ -35,6 +35,8 @@ export interface ModelConfig {
   copyHead: boolean;
   /** The copy head also weighs exact token matches with the context (see @agent-r1/nn's CopyHead). */
   copyMatch: boolean;
+  /** The match evidence's weights depend on each query's hidden state (see @agent-r1/nn's CopyHead). */
+  copyMatchGate: boolean;
   /** The copy head's gate also reads the tokens its attention points at (see @agent-r1/nn's CopyHead). */
   copySourceGate: boolean;
 }
@@ -228,6 +230,7 @@ export const DEFAULT_CONFIG: TrainConfig = {
     tiedEmbeddings: true,
     copyHead: false,
     copyMatch: false,
+    copyMatchGate: false,
     copySourceGate: false,
   },
   critic: { shareTrunk: true },

@@ -5,10 +5,12 @@ export {
   noRetrievalBaseline,
   scriptedSearcherBaseline,
 } from './baselines.js';
-export { readAnswer, scriptedSearcher, splitTitle } from './scripted.js';
+export { readAnswer, scriptedSearcher, splitTitle, statedType } from './scripted.js';
+export { retrievalReward } from './retrieval-reward.js';
 export { serveMultihopSearch, startMultihopSearchServer } from './serve.js';
 export {
   DEFAULT_MULTIHOP_CACHE_DIR,
+  DEFAULT_RETRIEVAL_REWARD,
   loadMultihopResources,
   MULTIHOP_SPECIAL_TOKENS,
   MULTIHOP_TOKENIZER_VERSION,

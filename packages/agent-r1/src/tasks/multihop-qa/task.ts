@@ -24,6 +24,7 @@ import { buildMultihopDataset, DATASET_VERSION } from './data/build.js';
 import { loadCorpusJsonl, loadQuestionsJsonl } from './data/jsonl.js';
 import type { Doc, MultihopDataset, QaExample } from './data/types.js';
 import { entityRenamer, renamePool } from './rename.js';
+import { retrievalReward } from './retrieval-reward.js';
 import { scriptedSearcher } from './scripted.js';
 import { SEARCH_TOOL, SearchIndex, searchTool } from './search/index.js';
 
@@ -38,9 +39,16 @@ export const MULTIHOP_SPECIAL_TOKENS = [
 ] as const;
 
 /** Bump when the tokenizer's training texts change, so a stale cached tokenizer is not reused. */
-export const MULTIHOP_TOKENIZER_VERSION = 2;
+export const MULTIHOP_TOKENIZER_VERSION = 3;
 
 export const DEFAULT_MULTIHOP_CACHE_DIR = join('.cache', 'multihop-qa');
+
+/**
+ * The retrieval reward with `algorithm.processRewards` on: 0.3 in all for finding every supporting
+ * document (0.15 each for a 2-hop question), so that an exact answer (1) stays worth several times any
+ * amount of searching.
+ */
+export const DEFAULT_RETRIEVAL_REWARD = 0.3;
 
 export interface MultihopResources {
   dataset: MultihopDataset;
@@ -57,6 +65,12 @@ export interface MultihopEnvOptions {
   maxCharsPerDoc?: number;
   /** Bonus for a well-formed answer; default 0.1. */
   formatReward?: number;
+  /**
+   * Process reward for retrieving the question's supporting documents, split evenly over them and paid
+   * for each one the first time a search shows it (`retrievalReward`); default 0 (none). Needs the corpus
+   * documents (`makeMultihopEnv`'s `docs`).
+   */
+  retrievalReward?: number;
 }
 
 export interface MultihopTaskOptions extends MultihopEnvOptions {
@@ -121,8 +135,18 @@ export function scoreAnswer(
   return { em: exactMatch(answer, golds), f1: f1Score(answer, golds), subEm: substringMatch(answer, golds) };
 }
 
-/** The environment factory: a ToolEnv with the `search` tool over `index`. */
-export function makeMultihopEnv(index: SearchIndex, options: MultihopEnvOptions = {}): EnvFactory<QaExample> {
+/**
+ * The environment factory: a ToolEnv with the `search` tool over `index`; `docs` (the corpus by id) lets it
+ * pay `options.retrievalReward`.
+ */
+export function makeMultihopEnv(
+  index: SearchIndex,
+  options: MultihopEnvOptions = {},
+  docs?: ReadonlyMap<string, Doc>,
+): EnvFactory<QaExample> {
+  const retrieval = options.retrievalReward ?? 0;
+  if (retrieval !== 0 && docs === undefined)
+    throw new Error('makeMultihopEnv: retrievalReward needs the corpus documents (docs)');
   const tools = new ToolRegistry().register(
     searchTool(index, {
       defaultK: options.topK ?? 3,
@@ -142,6 +166,12 @@ export function makeMultihopEnv(index: SearchIndex, options: MultihopEnvOptions 
         const s = scoreAnswer(answer, ex.answers);
         return { reward: s.em, info: { ...s, hops: ex.hops, kind: ex.kind, gold: ex.answers[0] ?? '' } };
       },
+      ...(retrieval !== 0 && docs
+        ? {
+            processRewards: true,
+            callReward: (ex, call, earlier) => retrievalReward(ex, call, earlier, docs, retrieval),
+          }
+        : {}),
     });
 }
 
@@ -178,7 +208,7 @@ export async function multihopTokenizer(
     ...r.dataset.corpus.map((d) => `${d.title}: ${d.contents}`),
     ...(await demonstrationTexts(
       r,
-      makeMultihopEnv(r.index, options),
+      makeMultihopEnv(r.index, options, r.docs),
       r.dataset.questions.train.slice(0, 500),
     )),
   ];
@@ -203,15 +233,27 @@ function userCorpusIndex(path: string): SearchIndex {
 }
 
 export async function multihopQaTask(
-  config: { rollout: { maxTurns: number }; eval?: MultihopDataFiles },
+  config: {
+    rollout: { maxTurns: number };
+    eval?: MultihopDataFiles;
+    algorithm?: { processRewards: boolean };
+  },
   options: MultihopTaskOptions = {},
 ): Promise<AgentTask<QaExample>> {
   const r = loadMultihopResources(options);
-  const envOptions: MultihopEnvOptions = { ...options, maxTurns: config.rollout.maxTurns };
   const corpusFile = config.eval?.corpus ?? '';
   const questionsFile = config.eval?.questions ?? '';
-  const index = corpusFile === '' ? r.index : userCorpusIndex(corpusFile);
-  const makeEnv = makeMultihopEnv(index, envOptions);
+  // Supporting documents are known only in the built-in corpus: a user corpus gets no retrieval reward.
+  const ownCorpus = corpusFile === '';
+  const envOptions: MultihopEnvOptions = {
+    ...options,
+    maxTurns: config.rollout.maxTurns,
+    retrievalReward: ownCorpus
+      ? (options.retrievalReward ?? (config.algorithm?.processRewards ? DEFAULT_RETRIEVAL_REWARD : 0))
+      : 0,
+  };
+  const index = ownCorpus ? r.index : userCorpusIndex(corpusFile);
+  const makeEnv = makeMultihopEnv(index, envOptions, r.docs);
   const tokenizer = await multihopTokenizer(r, options);
   const { train, validation } = r.dataset.questions;
   const test = questionsFile === '' ? r.dataset.questions.test : loadQuestionsJsonl(questionsFile);
