@@ -1,4 +1,4 @@
-import { Generator, crossEntropy, full, noGrad, randn, tensor, tidy } from '@agent-r1/tensor';
+import { Generator, type Tensor, crossEntropy, full, noGrad, randn, tensor, tidy } from '@agent-r1/tensor';
 import { assertGradcheck } from '@agent-r1/tensor/testing';
 import { describe, expect, it } from 'vitest';
 import { AdamW, CopyHead, TransformerLM } from '../src/index.js';
@@ -13,6 +13,24 @@ function maxAbsDiff(a: ArrayLike<number>, b: ArrayLike<number>): number {
 }
 
 const ids = (rows: number[][]) => tensor(rows, { dtype: 'int32' });
+
+/** A head that copies by match evidence alone (gate shut on the LM, content scores zero), weights `match`. */
+function matchOnly(head: CopyHead, match: [number, number]): void {
+  noGrad(() => {
+    head.gate.bias!.copy_(full([1], -30, { dtype: 'float64' }));
+    head.query.weight.copy_(full(head.query.weight.shape, 0, { dtype: 'float64' }));
+    head.match!.copy_(tensor(match, { dtype: 'float64' }));
+  });
+}
+
+/** The output distribution [T·V] of a head over a sequence whose keys come from h itself. */
+const distribution = (head: CopyHead, h: Tensor, logits: Tensor, tokens: number[]) =>
+  tidy(() =>
+    head
+      .forward(h, logits, head.contextOf(h, [tokens]))
+      .softmax(-1)
+      .dataSync(),
+  );
 
 describe('CopyHead', () => {
   it('is causal', () => {
@@ -117,20 +135,11 @@ describe('CopyHead', () => {
 
   it('with match evidence, points at the token that followed the last one or two written', () => {
     const head = new CopyHead(4, { dtype: 'float64', std: 0.5, generator: new Generator(1), match: true });
-    noGrad(() => {
-      head.gate.bias!.copy_(full([1], -30, { dtype: 'float64' }));
-      head.query.weight.copy_(full(head.query.weight.shape, 0, { dtype: 'float64' }));
-      head.match!.copy_(tensor([20, 20], { dtype: 'float64' }));
-    });
+    matchOnly(head, [20, 20]);
     const h = randn([1, 7, 4], { dtype: 'float64', generator: new Generator(2) });
     const logits = randn([1, 7, 12], { dtype: 'float64', generator: new Generator(3) });
     const tokens = [5, 1, 2, 9, 5, 1, 7];
-    const p = tidy(() =>
-      head
-        .forward(h, logits, head.contextOf(h, [tokens]))
-        .softmax(-1)
-        .dataSync(),
-    );
+    const p = distribution(head, h, logits, tokens);
     // Query 4 (token 5): 1 followed the earlier 5. Query 5 (…5, 1): 2 followed the earlier 5, 1. Query 6
     // (token 7) matches nothing: its copy mass spreads over the keys.
     expect(p[4 * 12 + 1]).toBeGreaterThan(0.999);
@@ -220,13 +229,11 @@ describe('CopyHead', () => {
     });
     // Starts as the head with global weights: the gate is zeros.
     expect(Array.from(head.matchGate!.dataSync())).toEqual(new Array(8).fill(0));
-    noGrad(() => {
-      head.gate.bias!.copy_(full([1], -30, { dtype: 'float64' }));
-      head.query.weight.copy_(full(head.query.weight.shape, 0, { dtype: 'float64' }));
-      head.match!.copy_(tensor([0, 0], { dtype: 'float64' }));
-      // Weights [20, 20] · h₀: on where the query's first feature is 1, off where it is 0.
-      head.matchGate!.copy_(tensor([20, 20, 0, 0, 0, 0, 0, 0], { shape: [4, 2], dtype: 'float64' }));
-    });
+    matchOnly(head, [0, 0]);
+    // Weights [20, 20] · h₀: on where the query's first feature is 1, off where it is 0.
+    noGrad(() =>
+      head.matchGate!.copy_(tensor([20, 20, 0, 0, 0, 0, 0, 0], { shape: [4, 2], dtype: 'float64' })),
+    );
     const tokens = [5, 1, 2, 9, 5, 1, 7];
     const feature = [0, 0, 0, 0, 1, 0, 0];
     const h = tensor(
@@ -234,12 +241,7 @@ describe('CopyHead', () => {
       { shape: [1, 7, 4], dtype: 'float64' },
     );
     const logits = randn([1, 7, 12], { dtype: 'float64', generator: new Generator(3) });
-    const p = tidy(() =>
-      head
-        .forward(h, logits, head.contextOf(h, [tokens]))
-        .softmax(-1)
-        .dataSync(),
-    );
+    const p = distribution(head, h, logits, tokens);
     // Query 4 (token 5, feature on): 1 followed the earlier 5. Query 5 (…5, 1, feature off) would point
     // at 2 with global weights; here its copy mass spreads over the keys.
     expect(p[4 * 12 + 1]).toBeGreaterThan(0.999);
