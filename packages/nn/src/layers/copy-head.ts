@@ -22,7 +22,9 @@
  * With `matchGate` as well, the two weights depend on the query: w + h · M (M [dim, 2], zeros at first).
  * Global weights pull every query toward the continuation of its last token's earlier occurrences, so the
  * first name of a second search leans toward repeating the first search's name (both follow `<search>`);
- * a query-dependent weight can turn the evidence off where a new name starts.
+ * a query-dependent weight can turn the evidence off where a new name starts. On the multi-hop task it
+ * also learned to turn it up, and then copied on past the end of unfamiliar names (validation EM up,
+ * test EM down: docs/results.md), so the `multihop` preset leaves it off.
  *
  * With `sourceGate`, the gate also reads what the attention points at (See et al.'s context vector):
  * x = gate · h + Σ_j a_j · (source · h_j), h_j the hidden state at context token x_j. Whether to stop
