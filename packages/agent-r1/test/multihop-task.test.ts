@@ -14,6 +14,7 @@ import {
   naiveRagBaseline,
   scriptedSearcherBaseline,
   serveMultihopSearch,
+  statedType,
   substringMatch,
 } from '../src/tasks/multihop-qa/index.js';
 import type { SearchServer } from '../src/tasks/multihop-qa/search/index.js';
@@ -68,6 +69,40 @@ describe('multihop-qa task', () => {
     const scripted = task.scripted?.(ex, 0);
     const ep = await runTextEpisode(task.makeEnv(), ex, scripted as (c: string) => string);
     expect(ep.toolCalls).toHaveLength(3);
+  });
+
+  it("the scripted searcher's first query is the place's name and the type the question gives it", async () => {
+    expect(
+      statedType(
+        'What currency is used in the country where the American state Kansas is located?',
+        'Kansas',
+      ),
+    ).toBe('American state');
+    expect(statedType('In which country is the city Natal located?', 'Natal')).toBe('city');
+    expect(
+      statedType(
+        'What is the capital of the country containing the city that the town Viborg is part of?',
+        'Viborg',
+      ),
+    ).toBe('town');
+    expect(
+      statedType('What currency is used in the country where Panama Canal is located?', 'Panama Canal'),
+    ).toBe(undefined);
+    expect(
+      statedType('What currency is used in the country whose capital is Basseterre?', 'Basseterre'),
+    ).toBe(undefined);
+    // Every typed place question of a split: the first query depends on the question alone (a policy
+    // cannot see which documents' titles carry a facet).
+    const typed = r.dataset.questions.validation.filter(
+      (q) => /^place/.test(q.kind) && /(?:where|that|country is) the /.test(q.question),
+    );
+    expect(typed.length).toBeGreaterThan(20);
+    for (const q of typed.slice(0, 40)) {
+      const first = await task.scripted?.(q, 0)?.(q.question);
+      // `<search> type Name</search>` for a question saying `the type Name`, whatever the place's title.
+      const query = /^<search> (.*)<\/search>$/.exec(first ?? '')?.[1];
+      expect(q.question, `${first}`).toContain(`the ${query} `);
+    }
   });
 
   it('pays the retrieval reward once for each supporting document a search shows', async () => {

@@ -5,7 +5,7 @@ export {
   noRetrievalBaseline,
   scriptedSearcherBaseline,
 } from './baselines.js';
-export { readAnswer, scriptedSearcher, splitTitle } from './scripted.js';
+export { readAnswer, scriptedSearcher, splitTitle, statedType } from './scripted.js';
 export { retrievalReward } from './retrieval-reward.js';
 export { serveMultihopSearch, startMultihopSearchServer } from './serve.js';
 export {

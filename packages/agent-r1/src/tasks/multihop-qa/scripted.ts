@@ -78,6 +78,21 @@ export function readAnswer(question: string, text: string): string {
   return '';
 }
 
+const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+/**
+ * The type a place question gives the place it names (`…where the American state Kansas is located?` →
+ * `American state`), or undefined when it names it bare (`…where Panama Canal is located?`) or `name` is
+ * not the place it asks about.
+ */
+export function statedType(question: string, name: string): string | undefined {
+  if (name === '') return undefined;
+  const m = new RegExp(
+    `(?:where|is|that) the ((?:(?!\\bthe\\b).)+?) ${escapeRegExp(name)} (?:is|located)`,
+  ).exec(question);
+  return m?.[1];
+}
+
 /** The observations so far: the context after the prompt. */
 function afterPrompt(context: string, prompt: string): string {
   return context.startsWith(prompt) ? context.slice(prompt.length) : context;
@@ -87,7 +102,10 @@ function afterPrompt(context: string, prompt: string): string {
  * The scripted searcher of one example: for hop i it searches the title of the hop's supporting document
  * (`Bhutan (currency)` → `Bhutan currency`), but only once that title's entity is visible (in the question
  * or an earlier observation); for the first hop, when it is not, it searches the entity the question names
- * with the facet (`Thimphu capital`). A chain whose next entity never showed up stops early. It then answers
+ * with the facet (`Thimphu capital`). A place the question gives a type (`the American state Kansas`) is
+ * searched with that type, in the question's words and order (`American state Kansas`: one contiguous
+ * copy), whether or not its title has a facet: a policy sees the question, not which titles need
+ * disambiguating, so its first query should follow from the question alone. A chain whose next entity never showed up stops early. It then answers
  * the gold answer when every hop's evidence was retrieved, else what the extractive reader finds.
  * This is the ceiling of a fixed strategy with this retriever.
  *
@@ -104,6 +122,8 @@ export function scriptedSearcher(
   const hops = titles.length;
   const queryFor = (hop: number, seen: string): string | undefined => {
     const { main, facet } = splitTitle(titles[hop]);
+    const stated = hop === 0 ? statedType(example.question, main) : undefined;
+    if (stated !== undefined) return `${stated} ${main}`;
     if (main !== '' && includesCaseless(`${example.question}\n${seen}`, main))
       return facet ? `${main} ${facet}` : main;
     if (hop > 0) return undefined;

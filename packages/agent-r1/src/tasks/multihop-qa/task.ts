@@ -39,7 +39,7 @@ export const MULTIHOP_SPECIAL_TOKENS = [
 ] as const;
 
 /** Bump when the tokenizer's training texts change, so a stale cached tokenizer is not reused. */
-export const MULTIHOP_TOKENIZER_VERSION = 2;
+export const MULTIHOP_TOKENIZER_VERSION = 3;
 
 export const DEFAULT_MULTIHOP_CACHE_DIR = join('.cache', 'multihop-qa');
 
