@@ -71,7 +71,7 @@ describe('multihop-qa task', () => {
     expect(ep.toolCalls).toHaveLength(3);
   });
 
-  it("the scripted searcher's first query is the place's name and the type the question gives it", async () => {
+  it("the scripted searcher's first query names a typed place as the question does (type, then name)", async () => {
     expect(
       statedType(
         'What currency is used in the country where the American state Kansas is located?',
