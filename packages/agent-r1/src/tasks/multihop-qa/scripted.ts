@@ -17,6 +17,9 @@ function includesCaseless(text: string, needle: string): boolean {
   return needle.trim() !== '' && text.toLowerCase().includes(needle.toLowerCase());
 }
 
+/** `s` as a regular expression matching it literally. */
+const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
 /** Numbers written like `1,234,567` → 1234567. */
 function parseArea(s: string): number {
   return Number(s.replace(/,/g, ''));
@@ -43,8 +46,7 @@ export function readAnswer(question: string, text: string): string {
     const [x, y] = pair;
     if (/area/i.test(question)) {
       const area = (c: string) => {
-        const esc = c.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-        const m = new RegExp(`${esc} lies in [^.]*\\.\\s*Its area is ([\\d,.]+)`, 'i').exec(text);
+        const m = new RegExp(`${escapeRegExp(c)} lies in [^.]*\\.\\s*Its area is ([\\d,.]+)`, 'i').exec(text);
         return m ? parseArea(m[1]) : Number.NaN;
       };
       const [ax, ay] = [area(x), area(y)];
@@ -52,8 +54,7 @@ export function readAnswer(question: string, text: string): string {
       return x;
     }
     if (/landlocked/i.test(question)) {
-      const says = (c: string) =>
-        new RegExp(`${c.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} is landlocked`, 'i');
+      const says = (c: string) => new RegExp(`${escapeRegExp(c)} is landlocked`, 'i');
       if (says(y).test(text) && !says(x).test(text)) return y;
       return x;
     }
@@ -77,8 +78,6 @@ export function readAnswer(question: string, text: string): string {
   }
   return '';
 }
-
-const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 /**
  * The type a place question gives the place it names (`…where the American state Kansas is located?` →
