@@ -67,6 +67,7 @@ const SCHEMA: Field = obj<TrainConfig>({
     copyHead: bool,
     copyMatch: bool,
     copyMatchGate: bool,
+    copyMatchBreaks: { kind: 'string' },
     copySourceGate: bool,
   }),
   critic: obj<CriticConfig>({ shareTrunk: bool }),
