@@ -19,8 +19,6 @@ import {
 } from '../src/tasks/multihop-qa/index.js';
 import type { SearchServer } from '../src/tasks/multihop-qa/search/index.js';
 import type { AgentTask } from '../src/tasks/task.js';
-import { resolveConfig } from '../src/trainer/config-resolve.js';
-import { policyConfig } from '../src/trainer/models.js';
 import { formatResultsTable } from '../src/trainer/results.js';
 
 /** Every n-th question of a list: a spread-out sample. */
@@ -154,21 +152,6 @@ describe('multihop-qa task', () => {
     const again = await multihopTokenizer(r, { cacheDir: tmp });
     expect(again.toJSON()).toEqual(fresh.toJSON());
     expect(fresh.encode(text)).toEqual(task.codec.encode(text));
-  });
-
-  it("model.copyMatchBreaks names the tags the policy's copy head breaks at, each one token", () => {
-    const breaks = (list: string) =>
-      policyConfig(
-        resolveConfig({ preset: 'multihop', overrides: { model: { copyMatchBreaks: list } } }),
-        task,
-        false,
-      ).copyMatchBreaks;
-    const ids = ['<search>', '<answer>'].map((tag) => task.codec.encode(tag)[0]);
-    expect(breaks('<search>,<answer>')).toEqual(ids);
-    expect(breaks('')).toEqual([]);
-    expect(() => breaks('<search>,Bhutan capital')).toThrow(
-      /model.copyMatchBreaks: "Bhutan capital" is \d+ tokens of the task's tokenizer, not one/,
-    );
   });
 
   it('serve-search serves the corpus index on an ephemeral port and closes', async () => {

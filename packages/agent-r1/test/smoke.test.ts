@@ -46,7 +46,7 @@ describe('agent-r1 train --preset smoke', () => {
     expect(trained).not.toBeNull();
     const config = resolveConfig({ preset: 'smoke', overrides });
     const task = await createTask(config);
-    const untrained = buildPolicy(config, task);
+    const untrained = buildPolicy(config, task.vocabSize);
     const before = await evaluate(
       untrained,
       task,

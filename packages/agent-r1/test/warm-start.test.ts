@@ -130,7 +130,7 @@ describe('sftStep', () => {
         .map((ex, i) => demonstrate(task.makeEnv(), ex, task.scripted!(ex, i), task.codec, c.rollout)),
     );
     const run = (contextWeight: number) => {
-      const policy = buildPolicy(c, task);
+      const policy = buildPolicy(c, task.vocabSize);
       const optimizer = new AdamW(policy.parameters(), { lr: 0.01 });
       const result = sftStep(policy, optimizer, demos, { microBatchSize: 4, gradClip: 1, contextWeight });
       const after = weights(policy);
@@ -151,14 +151,14 @@ describe('warmStart', () => {
   it('resumes an interrupted warm start exactly where it stopped', async () => {
     const task = await createTask(config('task', 1, false));
     const straight = config('straight', 6, false, ['sft.contextWeight=0.3']);
-    const p1 = buildPolicy(straight, task);
+    const p1 = buildPolicy(straight, task.vocabSize);
     await warmStart(straight, task, p1, () => {});
 
     const partial = config('resumed', 3, false, ['sft.contextWeight=0.3']);
-    const p2 = buildPolicy(partial, task);
+    const p2 = buildPolicy(partial, task.vocabSize);
     await warmStart(partial, task, p2, () => {});
     const resumed = config('resumed', 6, true, ['sft.contextWeight=0.3']);
-    const p3 = buildPolicy(resumed, task);
+    const p3 = buildPolicy(resumed, task.vocabSize);
     const lines: string[] = [];
     await warmStart(resumed, task, p3, (l) => lines.push(l));
 
@@ -174,7 +174,7 @@ describe('warmStart learning-rate schedules', () => {
   const rates = async (name: string, extra: string[]) => {
     const c = config(name, 6, false, ['sft.lr=0.02', ...extra]);
     const task = await createTask(c);
-    const policy = buildPolicy(c, task);
+    const policy = buildPolicy(c, task.vocabSize);
     await warmStart(c, task, policy, () => {});
     policy.dispose();
     return readFileSync(join(c.log.dir, WARM_START_METRICS), 'utf8')
@@ -216,7 +216,7 @@ describe('warmStart with sft.successfulOnly', () => {
     const c = config('successful', 2, false, ['sft.successfulOnly=true']);
     const task = await createTask(c);
     const lines: string[] = [];
-    const policy = buildPolicy(c, task);
+    const policy = buildPolicy(c, task.vocabSize);
     await warmStart(c, task, policy, (l) => lines.push(l));
     const kept = /(\d+) of 24 demonstrations succeeded/.exec(lines.join('\n'));
     expect(kept).not.toBeNull();
@@ -258,13 +258,13 @@ describe('demonstrations with rewritten text', () => {
     const straight = multihopConfig('mh-straight', 4, false, rename);
     const partial = multihopConfig('mh-resumed', 3, false, rename);
     const resumed = multihopConfig('mh-resumed', 4, true, rename);
-    const p0 = buildPolicy(plain, task);
+    const p0 = buildPolicy(plain, task.vocabSize);
     await warmStart(plain, task, p0, () => {});
-    const p1 = buildPolicy(straight, task);
+    const p1 = buildPolicy(straight, task.vocabSize);
     await warmStart(straight, task, p1, () => {});
-    const p2 = buildPolicy(partial, task);
+    const p2 = buildPolicy(partial, task.vocabSize);
     await warmStart(partial, task, p2, () => {});
-    const p3 = buildPolicy(resumed, task);
+    const p3 = buildPolicy(resumed, task.vocabSize);
     await warmStart(resumed, task, p3, () => {});
     // 6 demonstrations in batches of 3: step 3 is the first of the second pass, drawn with new names.
     expect(losses(straight)[0].sftLoss).not.toBe(losses(plain)[0].sftLoss);

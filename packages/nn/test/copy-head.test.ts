@@ -169,32 +169,6 @@ describe('CopyHead', () => {
     expect(placed[12 + 2]).toBeGreaterThan(0.999);
   });
 
-  it('with match breaks, a query at a break token gets no match evidence; the next query still does', () => {
-    const options = { dtype: 'float64' as const, std: 0.5, match: true };
-    const head = new CopyHead(4, { ...options, generator: new Generator(1), matchBreaks: [5] });
-    const plain = new CopyHead(4, { ...options, generator: new Generator(1) });
-    matchOnly(head, [20, 20]);
-    matchOnly(plain, [20, 20]);
-    const h = randn([1, 7, 4], { dtype: 'float64', generator: new Generator(2) });
-    const logits = randn([1, 7, 12], { dtype: 'float64', generator: new Generator(3) });
-    // Token 5 as an opening tag: `5 1 2 | 9 | 5 3 …`. Without breaks, query 4 (token 5) repeats the 1
-    // that followed the first 5; with them its copy mass spreads over the keys, as for query 6's unmatched 7.
-    const tokens = [5, 1, 2, 9, 5, 3, 7];
-    const p = distribution(head, h, logits, tokens);
-    const q = distribution(plain, h, logits, tokens);
-    expect(q[4 * 12 + 1]).toBeGreaterThan(0.999);
-    expect(p[4 * 12 + 1]).toBeLessThan(0.5);
-    // Every other query is the plain head's: only the break token's own query changes.
-    for (const t of [0, 1, 2, 3, 5, 6]) {
-      expect(maxAbsDiff(p.slice(t * 12, (t + 1) * 12), q.slice(t * 12, (t + 1) * 12))).toBeLessThan(1e-12);
-    }
-    // Query 5 (…5, 3) gets the two-token evidence where the tag starts it: `3` after 5 has no earlier match,
-    // but a repeated `5 1` would (the name after a tag is still continued).
-    const repeated = [5, 1, 2, 9, 5, 1, 7];
-    expect(distribution(head, h, logits, repeated)[5 * 12 + 2]).toBeGreaterThan(0.999);
-    expect(() => new CopyHead(4, { std: 0.5, matchBreaks: [5] })).toThrow(/matchBreaks needs match/);
-  });
-
   it.each([false, true])(
     'passes gradcheck with match evidence, and its match parameters get their finite-difference gradient (match gate: %s)',
     (matchGate) => {

@@ -17,14 +17,6 @@ const OUTPUT_LAYERS = [
     copySourceGate: true,
   },
   {
-    name: 'copy head, match evidence with breaks, source gate',
-    copyHead: true,
-    copyMatch: true,
-    copyMatchGate: false,
-    copyMatchBreaks: [3, 5],
-    copySourceGate: true,
-  },
-  {
     name: 'copy head, gated match evidence, source gate',
     copyHead: true,
     copyMatch: true,
@@ -63,17 +55,6 @@ describe('TransformerLM', () => {
     // embed 23·16; per block: 2 norms·16 + q 16·16 + k,v 2·(16·8) + o 16·16 + swiglu 3·(16·48); final norm; value head 17
     expect(model.numParameters()).toBe(23 * 16 + 2 * (32 + 256 + 256 + 256 + 3 * 16 * 48) + 16 + 17);
     model.dispose();
-  });
-
-  it('names the culprit of a bad copy-head config', () => {
-    const copy = { ...tiny, copyHead: true, copyMatch: true };
-    expect(() => new TransformerLM({ ...copy, copyMatchBreaks: [23] })).toThrow(
-      /copyMatchBreaks holds 23, not a token id below vocabSize 23/,
-    );
-    expect(() => new TransformerLM({ ...copy, copyMatch: false, copyMatchBreaks: [3] })).toThrow(
-      /copyMatchBreaks needs copyMatch/,
-    );
-    expect(() => new TransformerLM({ ...tiny, copyMatch: true })).toThrow(/copyMatch needs copyHead/);
   });
 
   it('is reproducible from its seed and differs across seeds', () => {

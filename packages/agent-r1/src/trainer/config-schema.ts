@@ -67,7 +67,6 @@ const SCHEMA: Field = obj<TrainConfig>({
     copyHead: bool,
     copyMatch: bool,
     copyMatchGate: bool,
-    copyMatchBreaks: { kind: 'string' },
     copySourceGate: bool,
   }),
   critic: obj<CriticConfig>({ shareTrunk: bool }),

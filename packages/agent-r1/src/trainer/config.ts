@@ -37,11 +37,6 @@ export interface ModelConfig {
   copyMatch: boolean;
   /** The match evidence's weights depend on each query's hidden state (see @agent-r1/nn's CopyHead). */
   copyMatchGate: boolean;
-  /**
-   * Tokens (comma-separated, each one token of the task's tokenizer, e.g. `<search>,<answer>`) after which
-   * the copy head's match evidence is off: a new name starts there (see @agent-r1/nn's CopyHead). '' none.
-   */
-  copyMatchBreaks: string;
   /** The copy head's gate also reads the tokens its attention points at (see @agent-r1/nn's CopyHead). */
   copySourceGate: boolean;
 }
@@ -236,7 +231,6 @@ export const DEFAULT_CONFIG: TrainConfig = {
     copyHead: false,
     copyMatch: false,
     copyMatchGate: false,
-    copyMatchBreaks: '',
     copySourceGate: false,
   },
   critic: { shareTrunk: true },

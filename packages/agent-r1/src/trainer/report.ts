@@ -49,7 +49,7 @@ export async function loadPolicyFrom<E>(
 ): Promise<TransformerLM> {
   if (!existsSync(join(dir, 'model.safetensors')))
     throw new Error(`policy ${dir}: no model.safetensors there (is it a checkpoint folder?)`);
-  const policy = buildPolicy(config, task);
+  const policy = buildPolicy(config, task.vocabSize);
   try {
     // A PPO policy's value head is not needed to act: it may be there or not.
     await initPolicy(policy, dir);

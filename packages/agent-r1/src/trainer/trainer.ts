@@ -52,8 +52,8 @@ export async function trainAgent<E>(
   const log = options.log ?? (() => {});
   const dir = config.checkpoint.dir;
   const policyDir = join(dir, 'policy');
-  const policy = buildPolicy(config, task);
-  const critic = buildCritic(config, task);
+  const policy = buildPolicy(config, task.vocabSize);
+  const critic = buildCritic(config, task.vocabSize);
   const optimizer = new AdamW(policy.parameters(), {
     lr: config.train.lr,
     weightDecay: config.train.weightDecay,

@@ -19,10 +19,6 @@
  * being copied continues where the last one or two tokens written match the context, even for tokens the
  * small model's hidden states do not tell apart well (measured in docs/results.md).
  *
- * With `matchBreaks` as well, a query whose own token is one of those ids gets no match evidence: an
- * opening tag (`<search>`) starts a new name, and the evidence would pull it toward the name that followed
- * the tag last time (a second search repeating the first one's entity: docs/results.md).
- *
  * With `matchGate` as well, the two weights depend on the query: w + h · M (M [dim, 2], zeros at first).
  * Global weights pull every query toward the continuation of its last token's earlier occurrences, so the
  * first name of a second search leans toward repeating the first search's name (both follow `<search>`);
@@ -77,8 +73,6 @@ export class CopyHead extends Module {
   readonly gate: Linear;
   /** [2]: the weights of the one- and two-token match evidence, or null without `match`. */
   readonly match: Tensor | null;
-  /** Token ids whose queries get no match evidence (empty: every query gets it). */
-  readonly matchBreaks: ReadonlySet<number>;
   /** [dim, 2]: how each query's hidden state moves the two match weights, or null without `matchGate`. */
   readonly matchGate: Tensor | null;
   /** Each context token's say in the gate, or null without `sourceGate`. */
@@ -86,13 +80,7 @@ export class CopyHead extends Module {
 
   constructor(
     readonly dim: number,
-    options: InitOptions & {
-      std: number;
-      match?: boolean;
-      matchGate?: boolean;
-      matchBreaks?: readonly number[];
-      sourceGate?: boolean;
-    },
+    options: InitOptions & { std: number; match?: boolean; matchGate?: boolean; sourceGate?: boolean },
   ) {
     super();
     this.query = this.module('query', new Linear(dim, dim, { ...options, bias: false }));
@@ -105,8 +93,6 @@ export class CopyHead extends Module {
       ? this.module('source', new Linear(dim, 1, { ...options, bias: false }))
       : null;
     if (options.matchGate && !options.match) throw new Error('CopyHead: matchGate needs match');
-    if (options.matchBreaks?.length && !options.match) throw new Error('CopyHead: matchBreaks needs match');
-    this.matchBreaks = new Set(options.matchBreaks ?? []);
     // Zeros: a new head starts as one with global weights (and draws nothing from the generator).
     this.matchGate = options.matchGate ? this.parameter('matchGate', zerosInit([dim, 2], options)) : null;
   }
@@ -162,7 +148,7 @@ export class CopyHead extends Module {
         .mul(1 / Math.sqrt(this.dim));
       if (this.match) {
         const at = queryAt ?? Array.from({ length: B }, () => Array.from({ length: T }, (_, t) => t));
-        const { one, two } = matchEvidence(keyIds, at, T, S, this.matchBreaks);
+        const { one, two } = matchEvidence(keyIds, at, T, S);
         const options = { shape: [B, T, S], dtype: h.dtype, device };
         // [2] or, with matchGate, [B, T, 2]: broadcast over the S keys.
         const weights = this.matchGate ? h.matmul(this.matchGate).add(this.match) : this.match;
@@ -234,15 +220,13 @@ function distinctIds(
 
 /**
  * The match evidence [B·T·S] (0/1) of queries at positions queryAt of keyIds: `one` where the token before
- * key j is the query's token, `two` where in addition the token before that is the query's previous token;
- * none for a query whose token is in `breaks`.
+ * key j is the query's token, `two` where in addition the token before that is the query's previous token.
  */
 function matchEvidence(
   keyIds: readonly ArrayLike<number>[],
   queryAt: readonly ArrayLike<number>[],
   T: number,
   S: number,
-  breaks: ReadonlySet<number>,
 ): { one: Float32Array; two: Float32Array } {
   const B = keyIds.length;
   const one = new Float32Array(B * T * S);
@@ -258,7 +242,6 @@ function matchEvidence(
     }
     for (let t = 0; t < T; t++) {
       const p = queryAt[b][t];
-      if (breaks.has(row[p])) continue;
       const base = (b * T + t) * S;
       for (const j of follows.get(row[p]) ?? []) {
         one[base + j] = 1;

@@ -45,11 +45,6 @@ export interface TransformerConfig {
    */
   copyMatchGate?: boolean;
   /**
-   * Token ids whose queries get no match evidence, e.g. the opening tags that start a new name (see
-   * CopyHead). Needs copyMatch (default none).
-   */
-  copyMatchBreaks?: number[];
-  /**
    * The copy head's gate also reads the context tokens its attention points at (See et al.'s context
    * vector; see CopyHead). Needs copyHead (default false).
    */
@@ -73,15 +68,6 @@ export function resolveConfig(c: TransformerConfig): ResolvedConfig {
     if (c[key] && !c.copyHead) throw new Error(`TransformerConfig: ${key} needs copyHead`);
   }
   if (c.copyMatchGate && !c.copyMatch) throw new Error('TransformerConfig: copyMatchGate needs copyMatch');
-  const breaks = c.copyMatchBreaks ?? [];
-  if (breaks.length > 0 && !c.copyMatch)
-    throw new Error('TransformerConfig: copyMatchBreaks needs copyMatch');
-  for (const id of breaks) {
-    if (!Number.isInteger(id) || id < 0 || id >= c.vocabSize)
-      throw new Error(
-        `TransformerConfig: copyMatchBreaks holds ${id}, not a token id below vocabSize ${c.vocabSize}`,
-      );
-  }
   return {
     vocabSize: c.vocabSize,
     dModel: c.dModel,
@@ -98,7 +84,6 @@ export function resolveConfig(c: TransformerConfig): ResolvedConfig {
     copyHead: c.copyHead ?? false,
     copyMatch: c.copyMatch ?? false,
     copyMatchGate: c.copyMatchGate ?? false,
-    copyMatchBreaks: [...breaks],
     copySourceGate: c.copySourceGate ?? false,
     seed: c.seed ?? 0,
     dtype: c.dtype ?? 'float32',
@@ -176,7 +161,6 @@ export class TransformerLM extends Module {
             std,
             match: c.copyMatch,
             matchGate: c.copyMatchGate,
-            matchBreaks: c.copyMatchBreaks,
             sourceGate: c.copySourceGate,
           }),
         )
