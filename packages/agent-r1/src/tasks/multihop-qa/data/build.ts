@@ -17,7 +17,7 @@ import type { Doc, MultihopDataset, QaExample, QaSplits } from './types.js';
 import { targets, type WnSynset } from './wordnet.js';
 
 /** Bump when the generated data changes, so stale caches are not reused. */
-export const DATASET_VERSION = 1;
+export const DATASET_VERSION = 2;
 
 export interface BuildOptions {
   seed?: number;
@@ -167,8 +167,8 @@ function countryDocs(c: Country, byCode: Map<string, Country>): Doc[] {
     id: docId.geography(c),
     title: `${c.name} (geography)`,
     contents:
-      `${c.name} lies in ${where}. Its area is ${formatArea(c.area)} square kilometres. ` +
-      `${c.name} is ${c.landlocked ? 'landlocked' : 'not landlocked'}.`,
+      `${c.name} is ${c.landlocked ? 'landlocked' : 'not landlocked'}. ` +
+      `Its area is ${formatArea(c.area)} square kilometres. It lies in ${where}.`,
   });
   const neighbours = c.borders.map((b) => byCode.get(b)?.name).filter((x): x is string => x !== undefined);
   docs.push({
@@ -193,18 +193,21 @@ function wordnetDoc(
   title: string,
 ): Doc {
   const name = s.words[0];
-  const parts: string[] = [`${name}: ${s.gloss.replace(/\s*;?\s*$/, '')}.`];
-  if (s.words.length > 1) parts.push(`Also called ${listText(s.words.slice(1))}.`);
-  for (const h of targets(s, '@i')) {
-    const hs = wn.get(h);
-    // (WordNet has a few instance-of links to other instances, e.g. Mecca -> Riyadh: not a class, skipped.)
-    if (hs !== undefined && targets(hs, '@i').length === 0) parts.push(`${name} is ${article(hs.words[0])}.`);
-  }
+  // Where the place is comes first, as in an encyclopedia's lead sentence: a search shows each document's
+  // first 80 characters, and a bridge fact after a long gloss was cut off (docs/data.md).
+  const parts: string[] = [];
   for (const p of targets(s, '#p')) {
     const c = linked.get(p);
     const ps = wn.get(p);
     if (c !== undefined) parts.push(`${name} is located in ${c.name}.`);
     else if (ps !== undefined) parts.push(`${name} is part of ${ps.words[0]}.`);
+  }
+  parts.push(`${name}: ${s.gloss.replace(/\s*;?\s*$/, '')}.`);
+  if (s.words.length > 1) parts.push(`Also called ${listText(s.words.slice(1))}.`);
+  for (const h of targets(s, '@i')) {
+    const hs = wn.get(h);
+    // (WordNet has a few instance-of links to other instances, e.g. Mecca -> Riyadh: not a class, skipped.)
+    if (hs !== undefined && targets(hs, '@i').length === 0) parts.push(`${name} is ${article(hs.words[0])}.`);
   }
   for (const m of targets(s, '#m')) {
     const ms = wn.get(m);
