@@ -12,6 +12,7 @@ import {
   parseWordNetData,
   type QaExample,
 } from '../src/tasks/multihop-qa/data/index.js';
+import { formatSearchHits } from '../src/tasks/multihop-qa/search/index.js';
 
 const all = (d: MultihopDataset): QaExample[] => [
   ...d.questions.train,
@@ -98,6 +99,32 @@ describe('multi-hop QA dataset (WordNet + world-countries)', () => {
         expect(containsAnswer(first.contents, q.answers), q.id).toBe(false);
       }
     }
+  });
+
+  it("shows each fact a multi-hop question reads before its last hop within the search tool's 80-character snippet", () => {
+    // A bridge entity (or a comparison's area / landlocked sentence) beyond the cut is invisible to a policy.
+    const shown = (q: QaExample, i: number): boolean => {
+      const doc = byId.get(q.supportingDocs[i]) as Doc;
+      const snippet = formatSearchHits([{ ...doc, score: 0 }], 80);
+      if (q.kind === 'compare_landlocked') return /is (not )?landlocked/.test(snippet);
+      return containsAnswer(snippet, [q.evidence?.[i] ?? '']);
+    };
+    const fraction = (questions: readonly QaExample[]): number => {
+      let facts = 0;
+      let visible = 0;
+      for (const q of questions) {
+        if (q.hops === 1) continue;
+        const read = q.kind.startsWith('compare_') ? q.hops : q.hops - 1;
+        for (let i = 0; i < read; i++) {
+          facts++;
+          if (shown(q, i)) visible++;
+        }
+      }
+      return visible / facts;
+    };
+    expect(fraction(d.questions.test)).toBe(1);
+    expect(fraction(d.questions.validation)).toBe(1);
+    expect(fraction(d.questions.train)).toBeGreaterThan(0.99);
   });
 
   it('has sane answers and aliases', () => {
