@@ -46,7 +46,10 @@ export function readAnswer(question: string, text: string): string {
     const [x, y] = pair;
     if (/area/i.test(question)) {
       const area = (c: string) => {
-        const m = new RegExp(`${escapeRegExp(c)} is (?:not )?landlocked\\.\\s*Its area is ([\\d,.]+)`, 'i').exec(text);
+        const m = new RegExp(
+          `${escapeRegExp(c)} is (?:not )?landlocked\\.\\s*Its area is ([\\d,.]+)`,
+          'i',
+        ).exec(text);
         return m ? parseArea(m[1]) : Number.NaN;
       };
       const [ax, ay] = [area(x), area(y)];
