@@ -12,6 +12,7 @@ import {
   parseWordNetData,
   type QaExample,
 } from '../src/tasks/multihop-qa/data/index.js';
+import { MULTIHOP_SNIPPET_CHARS } from '../src/tasks/multihop-qa/index.js';
 import { formatSearchHits } from '../src/tasks/multihop-qa/search/index.js';
 
 const all = (d: MultihopDataset): QaExample[] => [
@@ -101,11 +102,11 @@ describe('multi-hop QA dataset (WordNet + world-countries)', () => {
     }
   });
 
-  it("shows each fact a multi-hop question reads before its last hop within the search tool's 80-character snippet", () => {
+  it("shows each fact a multi-hop question reads before its last hop within the search tool's default snippet", () => {
     // A bridge entity (or a comparison's area / landlocked sentence) beyond the cut is invisible to a policy.
     const shown = (q: QaExample, i: number): boolean => {
       const doc = byId.get(q.supportingDocs[i]) as Doc;
-      const snippet = formatSearchHits([{ ...doc, score: 0 }], 80);
+      const snippet = formatSearchHits([{ ...doc, score: 0 }], MULTIHOP_SNIPPET_CHARS);
       if (q.kind === 'compare_landlocked') return /is (not )?landlocked/.test(snippet);
       return containsAnswer(snippet, [q.evidence?.[i] ?? '']);
     };

@@ -13,6 +13,7 @@ export {
   DEFAULT_RETRIEVAL_REWARD,
   loadMultihopResources,
   MULTIHOP_SPECIAL_TOKENS,
+  MULTIHOP_SNIPPET_CHARS,
   MULTIHOP_TOKENIZER_VERSION,
   type MultihopEnvOptions,
   multihopFormat,

@@ -43,6 +43,9 @@ export const MULTIHOP_TOKENIZER_VERSION = 3;
 
 export const DEFAULT_MULTIHOP_CACHE_DIR = join('.cache', 'multihop-qa');
 
+/** Characters of each document a search shows by default (3 of them fit ~96 tokens). */
+export const MULTIHOP_SNIPPET_CHARS = 80;
+
 /**
  * The retrieval reward with `algorithm.processRewards` on: 0.3 in all for finding every supporting
  * document (0.15 each for a 2-hop question), so that an exact answer (1) stays worth several times any
@@ -61,7 +64,7 @@ export interface MultihopEnvOptions {
   maxTurns?: number;
   /** Documents per search; default 3. */
   topK?: number;
-  /** Each document's text is cut to this many characters; default 80 (3 of them fit ~96 tokens). */
+  /** Each document's text is cut to this many characters; default MULTIHOP_SNIPPET_CHARS (80). */
   maxCharsPerDoc?: number;
   /** Bonus for a well-formed answer; default 0.1. */
   formatReward?: number;
@@ -151,7 +154,7 @@ export function makeMultihopEnv(
     searchTool(index, {
       defaultK: options.topK ?? 3,
       maxK: options.topK ?? 3,
-      maxCharsPerDoc: options.maxCharsPerDoc ?? 80,
+      maxCharsPerDoc: options.maxCharsPerDoc ?? MULTIHOP_SNIPPET_CHARS,
     }),
   );
   const format = multihopFormat();
@@ -271,7 +274,7 @@ export async function multihopQaTask(
       ...noRetrievalBaseline(examples, train),
       ...(await naiveRagBaseline(examples, index, {
         k: envOptions.topK ?? 3,
-        maxCharsPerDoc: envOptions.maxCharsPerDoc ?? 80,
+        maxCharsPerDoc: envOptions.maxCharsPerDoc ?? MULTIHOP_SNIPPET_CHARS,
       })),
       // The gold-chain searcher needs each question's supporting documents in the corpus searched.
       ...(corpusFile === '' && examples.every((q) => q.supportingDocs.length > 0)
