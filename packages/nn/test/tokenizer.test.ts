@@ -49,6 +49,58 @@ describe('pretokenize', () => {
 
   it('loses nothing: the pieces concatenate back to the text', () => {
     fc.assert(fc.property(fc.string({ unit: 'binary' }), (s) => pretokenize(s).join('') === s));
+    fc.assert(
+      fc.property(fc.string({ unit: 'binary' }), (s) => pretokenize(s, 'split-digits-punct').join('') === s),
+    );
+  });
+
+  it('split-digits-punct: one piece per digit and per punctuation mark, words as in GPT-2', () => {
+    expect(pretokenize("is Washington D.C.. Area 181,035 km², St. George's", 'split-digits-punct')).toEqual([
+      'is',
+      ' Washington',
+      ' D',
+      '.',
+      'C',
+      '.',
+      '.',
+      ' Area',
+      ' ',
+      '1',
+      '8',
+      '1',
+      ',',
+      '0',
+      '3',
+      '5',
+      ' km',
+      '²',
+      ',',
+      ' St',
+      '.',
+      ' George',
+      "'s",
+    ]);
+  });
+
+  it('split-digits-punct: a name copied out of a sentence is the same tokens as inside it', () => {
+    const split = trainBpe([englishLike(50_000, 2), 'Washington D.C.. '.repeat(50), '181,035 '.repeat(50)], {
+      vocabSize: 400,
+      pretokenizer: 'split-digits-punct',
+    });
+    const inSentence = split.encode('The capital is Washington D.C..');
+    const alone = split.encode(' Washington D.C.');
+    expect(inSentence.slice(-alone.length - 1, -1)).toEqual(alone);
+    const digits = split.encode(' 181,035').map((id) => split.decode([id]));
+    expect(digits).toEqual([' ', '1', '8', '1', ',', '0', '3', '5']);
+    const restored = Tokenizer.fromJSON(JSON.parse(JSON.stringify(split)));
+    expect(restored.pretokenizer).toBe('split-digits-punct');
+    expect(restored.encode('D.C.. 12,345')).toEqual(split.encode('D.C.. 12,345'));
+    // GPT-2's pieces merge the two final periods, so the name's last token is not in the sentence.
+    const gpt2 = trainBpe([englishLike(50_000, 2), 'Washington D.C.. '.repeat(50)], { vocabSize: 400 });
+    const tail = gpt2.encode('The capital is Washington D.C..');
+    expect(tail.slice(-gpt2.encode(' Washington D.C.').length - 1, -1)).not.toEqual(
+      gpt2.encode(' Washington D.C.'),
+    );
   });
 });
 
@@ -222,7 +274,10 @@ describe('save and load', () => {
       [[1, 2], 'expected a JSON object, got [1,2]'],
       [{ ...good, type: undefined }, 'missing field "type"'],
       [{ ...good, version: 2 }, 'field "version" must be 1, got 2'],
-      [{ ...good, pretokenizer: 'cl100k' }, 'field "pretokenizer" must be "gpt2", got "cl100k"'],
+      [
+        { ...good, pretokenizer: 'cl100k' },
+        'field "pretokenizer" must be "gpt2" or "split-digits-punct", got "cl100k"',
+      ],
       [{ ...good, merges: undefined }, 'missing field "merges"'],
       [{ ...good, merges: {} }, 'field "merges" must be an array, got {}'],
       [

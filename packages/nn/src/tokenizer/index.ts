@@ -1,6 +1,12 @@
 /** Byte-level BPE tokenizer: training, encoding with special tokens, decoding, JSON save/load. */
 export { BYTE_VOCAB } from './bytes.js';
-export { GPT2_PATTERN, pretokenize } from './pretokenize.js';
+export {
+  GPT2_PATTERN,
+  PRETOKENIZER_NAMES,
+  type PretokenizerName,
+  SPLIT_DIGITS_PUNCT_PATTERN,
+  pretokenize,
+} from './pretokenize.js';
 export { type TokenizerJSON, parseTokenizerJSON } from './serialize.js';
 export { type EncodeOptions, Tokenizer, type TokenizerOptions, TokenStreamDecoder } from './tokenizer.js';
 export { countPieces, learnMerges, type TrainBpeOptions, trainBpe } from './train.js';

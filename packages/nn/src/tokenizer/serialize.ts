@@ -2,13 +2,13 @@
  * The tokenizer's JSON form, and its validation with errors that name the source and the bad field.
  *
  * {
- *   "type": "byte-bpe", "version": 1, "pretokenizer": "gpt2",
+ *   "type": "byte-bpe", "version": 1, "pretokenizer": "gpt2",     // or "split-digits-punct"
  *   "merges": [[116, 104], [32, 116], ...],   // merge r joins the pair into token id 256 + r
  *   "specialTokens": ["<eos>", "<pad>", ...]  // ids 256 + merges.length + i
  * }
  */
 import { BYTE_VOCAB } from './bytes.js';
-import { PRETOKENIZER_NAME } from './pretokenize.js';
+import { PRETOKENIZER_NAMES, type PretokenizerName } from './pretokenize.js';
 
 export const FORMAT_TYPE = 'byte-bpe';
 export const FORMAT_VERSION = 1;
@@ -16,7 +16,7 @@ export const FORMAT_VERSION = 1;
 export interface TokenizerJSON {
   type: typeof FORMAT_TYPE;
   version: typeof FORMAT_VERSION;
-  pretokenizer: typeof PRETOKENIZER_NAME;
+  pretokenizer: PretokenizerName;
   merges: Array<[number, number]>;
   specialTokens: string[];
 }
@@ -24,6 +24,7 @@ export interface TokenizerJSON {
 export interface TokenizerSpec {
   merges: Array<[number, number]>;
   specialTokens: string[];
+  pretokenizer: PretokenizerName;
 }
 
 /** Checks a merge list: merge r may only join ids below 256 + r (bytes and earlier merges). */
@@ -62,7 +63,12 @@ export function parseTokenizerJSON(json: unknown, source = 'JSON'): TokenizerSpe
   };
   expect('type', FORMAT_TYPE);
   expect('version', FORMAT_VERSION);
-  expect('pretokenizer', PRETOKENIZER_NAME);
+  if (!('pretokenizer' in obj)) throw new Error(`${where}: missing field "pretokenizer"`);
+  const pretokenizer = obj.pretokenizer as PretokenizerName;
+  if (!PRETOKENIZER_NAMES.includes(pretokenizer)) {
+    const known = PRETOKENIZER_NAMES.map((n) => JSON.stringify(n)).join(' or ');
+    throw new Error(`${where}: field "pretokenizer" must be ${known}, got ${describe(obj.pretokenizer)}`);
+  }
   for (const field of ['merges', 'specialTokens']) {
     if (!(field in obj)) throw new Error(`${where}: missing field "${field}"`);
   }
@@ -79,7 +85,7 @@ export function parseTokenizerJSON(json: unknown, source = 'JSON'): TokenizerSpe
     if (seen.has(s)) throw new Error(`${where}: field "specialTokens[${i}]" repeats ${JSON.stringify(s)}`);
     seen.add(s);
   });
-  return { merges: obj.merges.map(([a, b]) => [a, b]), specialTokens: [...specials] };
+  return { merges: obj.merges.map(([a, b]) => [a, b]), specialTokens: [...specials], pretokenizer };
 }
 
 function describe(x: unknown): string {

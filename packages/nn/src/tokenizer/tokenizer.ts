@@ -14,7 +14,7 @@ import { BYTE_VOCAB, bytesToDisplay, pieceBytes, utf8Decode, utf8Encode } from '
 import { writeFileAtomic } from '../io/atomic.js';
 import { readJsonFile } from './io.js';
 import { MergeTable } from './merge.js';
-import { GPT2_PATTERN, PRETOKENIZER_NAME } from './pretokenize.js';
+import { type PretokenizerName, pretokenizerPattern } from './pretokenize.js';
 import {
   FORMAT_TYPE,
   FORMAT_VERSION,
@@ -29,6 +29,8 @@ export interface TokenizerOptions {
   merges?: ReadonlyArray<readonly [number, number]>;
   /** Special tokens, given ids after the merges in this order. */
   specialTokens?: readonly string[];
+  /** How text is cut into pieces before merging (default `gpt2`); must be the one the merges learned on. */
+  pretokenizer?: PretokenizerName;
 }
 
 export interface EncodeOptions {
@@ -51,12 +53,15 @@ export class Tokenizer {
   private readonly specialIds = new Map<string, number>();
   private matcher = new SpecialMatcher([]);
   private readonly cache = new Map<string, number[]>();
-  private readonly pattern = new RegExp(GPT2_PATTERN);
+  private readonly pattern: RegExp;
+  readonly pretokenizer: PretokenizerName;
 
   constructor(options: TokenizerOptions = {}) {
     const merges = (options.merges ?? []).map(([a, b]) => [a, b] as [number, number]);
     checkMerges(merges, 'Tokenizer');
     this.mergeList = merges;
+    this.pretokenizer = options.pretokenizer ?? 'gpt2';
+    this.pattern = pretokenizerPattern(this.pretokenizer);
     this.table = new MergeTable(merges);
     for (let b = 0; b < BYTE_VOCAB; b++) this.bytes.push(Uint8Array.of(b));
     for (const [a, b] of merges) {
@@ -186,7 +191,7 @@ export class Tokenizer {
     return {
       type: FORMAT_TYPE,
       version: FORMAT_VERSION,
-      pretokenizer: PRETOKENIZER_NAME,
+      pretokenizer: this.pretokenizer,
       merges: this.mergeList.map(([a, b]) => [a, b]),
       specialTokens: [...this.specials],
     };

@@ -8,7 +8,7 @@
  * the multiset of pieces in the corpus, not on the order of the texts.
  */
 import { BYTE_VOCAB, pieceBytes } from './bytes.js';
-import { forEachPiece } from './pretokenize.js';
+import { type PretokenizerName, forEachPiece } from './pretokenize.js';
 import { SpecialMatcher, checkSpecialName } from './special.js';
 import { Tokenizer } from './tokenizer.js';
 
@@ -22,17 +22,20 @@ export interface TrainBpeOptions {
   specialTokens?: readonly string[];
   /** A pair must occur at least this many times (weighted by piece count) to be merged. Default 2. */
   minFrequency?: number;
+  /** How text is cut into pieces before merging (default `gpt2`). */
+  pretokenizer?: PretokenizerName;
 }
 
 /** Counts the distinct pre-tokens of a corpus, skipping special tokens. */
 export function countPieces(
   texts: Iterable<string>,
   specialTokens: readonly string[] = [],
+  pretokenizer: PretokenizerName = 'gpt2',
 ): Map<string, number> {
   const counts = new Map<string, number>();
   const add = (piece: string) => counts.set(piece, (counts.get(piece) ?? 0) + 1);
   const matcher = new SpecialMatcher(specialTokens);
-  const onText = (t: string) => forEachPiece(t, add);
+  const onText = (t: string) => forEachPiece(t, add, pretokenizer);
   const skip = () => {};
   for (const text of texts) matcher.split(text, onText, skip);
   return counts;
@@ -155,8 +158,10 @@ export function trainBpe(texts: Iterable<string>, options: TrainBpeOptions): Tok
   }
   const minFrequency = options.minFrequency ?? 2;
   if (!(minFrequency >= 1)) throw new Error(`trainBpe: minFrequency must be >= 1, got ${minFrequency}`);
-  const merges = learnMerges(countPieces(texts, specialTokens), vocabSize - minVocab, minFrequency);
-  return new Tokenizer({ merges, specialTokens });
+  const { pretokenizer } = options;
+  const pieces = countPieces(texts, specialTokens, pretokenizer);
+  const merges = learnMerges(pieces, vocabSize - minVocab, minFrequency);
+  return new Tokenizer({ merges, specialTokens, pretokenizer });
 }
 
 /** Max-heap of (count, key) entries; ties go to the smaller key. `pop` leaves the entry in count/key. */

@@ -38,8 +38,8 @@ export const MULTIHOP_SPECIAL_TOKENS = [
   '<eos>',
 ] as const;
 
-/** Bump when the tokenizer's training texts change, so a stale cached tokenizer is not reused. */
-export const MULTIHOP_TOKENIZER_VERSION = 3;
+/** Bump when the tokenizer's training texts or pre-tokeniser change, so a stale cached one is not reused. */
+export const MULTIHOP_TOKENIZER_VERSION = 4;
 
 export const DEFAULT_MULTIHOP_CACHE_DIR = join('.cache', 'multihop-qa');
 
@@ -215,7 +215,13 @@ export async function multihopTokenizer(
       r.dataset.questions.train.slice(0, 500),
     )),
   ];
-  const tokenizer = trainBpe(texts, { vocabSize, specialTokens: [...MULTIHOP_SPECIAL_TOKENS] });
+  // Single digits and punctuation marks: a name or number written in an action is then the same tokens as
+  // in the document it was read from (`Washington D.C.` out of `…is Washington D.C..`), so it can be copied.
+  const tokenizer = trainBpe(texts, {
+    vocabSize,
+    specialTokens: [...MULTIHOP_SPECIAL_TOKENS],
+    pretokenizer: 'split-digits-punct',
+  });
   await mkdir(cacheDir, { recursive: true });
   await tokenizer.save(file);
   return tokenizer;
