@@ -46,10 +46,34 @@ function madeUpWord(generator: Generator): string {
   return word[0].toUpperCase() + word.slice(1);
 }
 
-/** A made-up name: one word, or two words one time in four (`Tralo Mesin`). */
+/** A capital letter. */
+function initial(generator: Generator): string {
+  return String.fromCharCode(65 + Math.floor(generator.random() * 26));
+}
+
+/**
+ * The punctuated shapes real names take (`Washington D.C.`, `St. George's`, `Porto-Novo`, `Fort-de-France`,
+ * `Trinidad and Tobago`): copying one means copying through its marks, and past a final period that
+ * the sentence's own period follows (`…is Washington D.C..`).
+ */
+const SHAPES: ReadonlyArray<(word: () => string, generator: Generator) => string> = [
+  (word, g) => `${word()} ${initial(g)}.${initial(g)}.`,
+  (word) => `St. ${word()}`,
+  (word) => `St. ${word()}'s`,
+  (word) => `${word()}-${word()}`,
+  (word) => `${word()}-de-${word()}`,
+  (word) => `${word()} and ${word()}`,
+];
+
+/**
+ * A made-up name: one word, two words one time in five (`Tralo Mesin`), and one time in four a punctuated
+ * shape (`Tralo K.B.`, `St. Mesin's`, `Brelo-de-Kano`; see SHAPES).
+ */
 export function madeUpName(generator: Generator): string {
-  const first = madeUpWord(generator);
-  return generator.random() < 0.25 ? `${first} ${madeUpWord(generator)}` : first;
+  const word = () => madeUpWord(generator);
+  if (generator.random() < 0.25) return pick(SHAPES, generator)(word, generator);
+  const first = word();
+  return generator.random() < 0.2 ? `${first} ${word()}` : first;
 }
 
 /** The names of a set of examples: entities, answers and evidence, without numbers. */
@@ -108,7 +132,7 @@ function replaceNames(text: string, replacement: ReadonlyMap<string, string>): s
 
 /** A made-up code in place of a currency code (`BYN` → `KTE`): capitals, as long as the original. */
 function madeUpCode(length: number, generator: Generator): string {
-  return Array.from({ length }, () => String.fromCharCode(65 + Math.floor(generator.random() * 26))).join('');
+  return Array.from({ length }, () => initial(generator)).join('');
 }
 
 /**
