@@ -74,6 +74,36 @@ describe('entityRenamer', () => {
     expect(m[4]).not.toBe('BYN');
   });
 
+  it("redraws a comparison's two areas in the same order, leaving other figures and the answer as they were", () => {
+    const compare: QaExample = {
+      ...example,
+      question: 'Which country has the larger area, Norway or Malta?',
+      answers: ['Norway'],
+      kind: 'compare_area',
+      evidence: ['323,802', '316'],
+      entities: ['Norway', 'Malta'],
+    };
+    const docs = [
+      '<result>Doc 1 (Norway (geography)): Norway is not landlocked. Its area is 323,802 square kilometres.</result>',
+      '<result>Doc 1 (Malta (geography)): Its area is 316 square kilometres. Doc 2 (Rome): 2,316,000 people.</result>',
+    ];
+    const texts = [compare.question, ...docs, '<answer>Norway</answer>'];
+    const seen = new Set<string>();
+    for (let seed = 0; seed < 30; seed++) {
+      const renaming = entityRenamer(compare, texts, pool, new Generator(seed));
+      const out = texts.map(renaming.apply);
+      expect(out.map(renaming.restore)).toEqual(texts);
+      const [big, small] = out.slice(1, 3).map((d) => /area is ([\d,]+) square/.exec(d)![1]);
+      const value = (f: string) => Number(f.replaceAll(',', ''));
+      expect(value(big)).toBeGreaterThan(value(small) * 1.05);
+      expect(out[2]).toContain('2,316,000 people');
+      const winner = /larger area, (.+) or /.exec(out[0])![1];
+      expect(out[3]).toBe(`<answer>${winner}</answer>`);
+      seen.add(big);
+    }
+    expect(seen.size).toBeGreaterThan(25);
+  });
+
   it('is reproducible from the generator and leaves texts without names alone', () => {
     const a = texts.map(entityRenamer(example, texts, pool, new Generator(7)).apply);
     const b = texts.map(entityRenamer(example, texts, pool, new Generator(7)).apply);

@@ -3,11 +3,13 @@
  * evidence, the titles of the documents it retrieved) replaced consistently by other names, in the prompt,
  * the actions and the observations alike. Test questions are about entities no training question names,
  * so a policy must copy names from its context rather than recall them; with the names drawn afresh each
- * pass, copying is the only way to fit the demonstrations.
+ * pass, copying is the only way to fit the demonstrations. The two areas a comparison reads are redrawn
+ * too (in the same order), so that the policy compares them rather than recalls which country is larger.
  */
 import type { Generator } from '@agent-r1/tensor';
 import type { EntityRenaming } from '../task.js';
 import { splitTitle } from './scripted.js';
+import { formatArea } from './data/build.js';
 import type { QaExample } from './data/types.js';
 
 const ONSETS = [
@@ -99,11 +101,24 @@ function isWordChar(c: string | undefined): boolean {
   return c !== undefined && /[\p{L}\p{N}]/u.test(c);
 }
 
+const DIGIT = /\d/;
+
+/** Whether `text[start, end)` stands alone: not inside a longer word, nor a figure inside a longer one. */
+function isWhole(text: string, start: number, end: number): boolean {
+  if (isWordChar(text[start - 1]) || isWordChar(text[end])) return false;
+  // `34` is not a whole figure in `1,034` or `34,000`.
+  const glued = (mark: string | undefined, outer: string | undefined, inner: string | undefined) =>
+    mark !== undefined && /[,.]/.test(mark) && DIGIT.test(outer ?? '') && DIGIT.test(inner ?? '');
+  return (
+    !glued(text[start - 1], text[start - 2], text[start]) && !glued(text[end], text[end + 1], text[end - 1])
+  );
+}
+
 /** Where `name` occurs in `text` as a whole word (not inside a longer word). */
 function occurrences(text: string, name: string): number[] {
   const at: number[] = [];
   for (let i = text.indexOf(name); i >= 0; i = text.indexOf(name, i + 1))
-    if (!isWordChar(text[i - 1]) && !isWordChar(text[i + name.length])) at.push(i);
+    if (isWhole(text, i, i + name.length)) at.push(i);
   return at;
 }
 
@@ -135,11 +150,40 @@ function madeUpCode(length: number, generator: Generator): string {
   return Array.from({ length }, () => initial(generator)).join('');
 }
 
+/** A figure as the documents write it (`181,035`). */
+const FIGURE = /^\d{1,3}(,\d{3})*$/;
+
+/**
+ * New figures for an example whose evidence holds two (the areas a comparison reads), in the same order,
+ * so the answer stands: drawn log-uniformly from 10 to 10 million, at least 5% apart as the dataset's
+ * comparisons are, and never a figure `all` holds. One-digit figures are left alone (they would also
+ * match `Doc 2`). Without it the 173 training comparisons' figures could be recalled, not compared.
+ */
+function refigure(example: QaExample, all: string, generator: Generator): Map<string, string> {
+  const figures = (example.evidence ?? []).filter((e) => FIGURE.test(e));
+  const [a, b] = figures.map((f) => Number(f.replaceAll(',', '')));
+  if (figures.length !== 2 || a === b || Math.min(a, b) < 10) return new Map();
+  const draw = () => Math.round(10 ** (1 + generator.random() * 6));
+  const usable = (x: number, y: number) =>
+    Math.abs(x - y) >= 0.05 * Math.max(x, y) &&
+    occurrences(all, formatArea(x)).length === 0 &&
+    occurrences(all, formatArea(y)).length === 0;
+  let [x, y] = [draw(), draw()];
+  for (let attempt = 0; attempt < 20 && !usable(x, y); attempt++) [x, y] = [draw(), draw()];
+  if (!usable(x, y)) return new Map();
+  if (x > y !== a > b) [x, y] = [y, x];
+  return new Map([
+    [figures[0], formatArea(x)],
+    [figures[1], formatArea(y)],
+  ]);
+}
+
 /**
  * A renaming of one episode's names (found in `texts`: its prompt, actions and observations) by others, the
  * same one wherever it occurs (longer names first, so `Trondheim Fjord` is one name, not `Trondheim` +
  * `Fjord`): half of the time a name from `pool`, otherwise a made-up one (a made-up code for a currency
- * code), never a name the texts mention. `restore` maps the new names back, so that a search or an answer
+ * code), never a name the texts mention; the two figures of a comparison are redrawn in the same order
+ * (see `refigure`). `restore` maps the new names back, so that a search or an answer
  * written in the renamed world can be run and scored in the real one.
  */
 export function entityRenamer(
@@ -167,6 +211,8 @@ export function entityRenamer(
     taken.add(other.toLowerCase());
     replacement.set(name, other);
   }
+  for (const [figure, other] of refigure(example, all, generator))
+    if (occurrences(all, figure).length > 0) replacement.set(figure, other);
   const inverse = new Map([...replacement].map(([from, to]) => [to, from]));
   return {
     apply: (text) => replaceNames(text, replacement),

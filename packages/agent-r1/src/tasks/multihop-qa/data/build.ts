@@ -182,7 +182,8 @@ function countryDocs(c: Country, byCode: Map<string, Country>): Doc[] {
   return docs;
 }
 
-function formatArea(a: number): string {
+/** An area as the documents write it: whole square kilometres with thousands commas (`181,035`). */
+export function formatArea(a: number): string {
   return a.toLocaleString('en-US', { maximumFractionDigits: 0 });
 }
 
