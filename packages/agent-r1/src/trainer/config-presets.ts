@@ -51,8 +51,7 @@ export const presets: Record<string, PartialTrainConfig> = {
    * every training question (actions, plus the context at half weight), nine in ten of them with their
    * entities renamed each pass, so that the policy learns to copy names rather than recall them; then 40 GRPO
    * steps on every training question, nine in ten renamed the same way, then the results table on the test
-   * split. Measured time on two
-   * cores in docs/results.md.
+   * split. Measured time on two cores in docs/results.md.
    */
   multihop: {
     task: 'multihop-qa',

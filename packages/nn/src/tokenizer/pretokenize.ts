@@ -6,8 +6,8 @@
  *   last character to the word that follows it, so " the" stays one piece).
  * - `split-digits-punct`: the same, except that every digit and every punctuation mark is a piece of its
  *   own (a mark keeps an optional leading space; a digit never has one). Text copied out of a longer text
- *   is then the same tokens as it was there: `D.C.` inside `is Washington D.C..` is not cut into `.C..`
- *   with a merged `..`, and `181,035` is six digits and a comma however it is grouped.
+ *   is then the same tokens as it was there: in `is Washington D.C..` the name's final `.` is a token, not
+ *   half of a `..` piece, and `181,035` is six digits and a comma however it is grouped.
  */
 
 /** The GPT-2 pre-tokenisation regex, with Unicode property escapes. */
