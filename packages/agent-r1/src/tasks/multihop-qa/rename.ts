@@ -8,7 +8,7 @@
  */
 import type { Generator } from '@agent-r1/tensor';
 import type { EntityRenaming } from '../task.js';
-import { splitTitle } from './scripted.js';
+import { parseArea, splitTitle } from './scripted.js';
 import { formatArea } from './data/build.js';
 import type { QaExample } from './data/types.js';
 
@@ -161,7 +161,7 @@ const FIGURE = /^\d{1,3}(,\d{3})*$/;
  */
 function refigure(example: QaExample, all: string, generator: Generator): Map<string, string> {
   const figures = (example.evidence ?? []).filter((e) => FIGURE.test(e));
-  const [a, b] = figures.map((f) => Number(f.replaceAll(',', '')));
+  const [a, b] = figures.map(parseArea);
   if (figures.length !== 2 || a === b || Math.min(a, b) < 10) return new Map();
   const draw = () => Math.round(10 ** (1 + generator.random() * 6));
   const usable = (x: number, y: number) =>

@@ -21,7 +21,7 @@ function includesCaseless(text: string, needle: string): boolean {
 const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 /** Numbers written like `1,234,567` → 1234567. */
-function parseArea(s: string): number {
+export function parseArea(s: string): number {
   return Number(s.replace(/,/g, ''));
 }
 
