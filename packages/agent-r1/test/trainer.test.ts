@@ -108,6 +108,14 @@ describe('trainAgent', () => {
     result.policy.dispose();
   }, 60_000);
 
+  it('refuses train.balanceKinds on a task without kinds, naming the key', async () => {
+    const c = config('balance', 1, false, 'grpo', ['train.balanceKinds=1', 'sft.steps=0']);
+    const task = await createTask(c);
+    await expect(trainAgent(c, task)).rejects.toThrow(
+      "train.balanceKinds: task 'reveal' has no kinds of example to balance",
+    );
+  });
+
   it('names an unknown task', async () => {
     await expect(createTask({ ...config('bad', 1, false), task: 'nope' })).rejects.toThrow(
       /unknown task "nope" \(available: reveal, secret-number/,

@@ -272,4 +272,36 @@ describe('demonstrations with rewritten text', () => {
     expect(losses(resumed)).toEqual(losses(straight));
     for (const p of [p0, p1, p2, p3]) p.dispose();
   }, 240_000);
+
+  it('a warm start with balanced kinds trains on another mix, and resumes exactly across passes', async () => {
+    const balance = ['sft.renameEntities=0', 'sft.balanceKinds=1'];
+    const task = await createTask(multihopConfig('bal-task', 1, false));
+    const kinds = new Set(task.train.slice(0, 6).map((e) => task.kindOf!(e)));
+    expect(kinds.size).toBeGreaterThan(1);
+    expect(kinds.size).toBeLessThan(6);
+    const plain = multihopConfig('bal-plain', 4, false, ['sft.renameEntities=0']);
+    const straight = multihopConfig('bal-straight', 4, false, balance);
+    const partial = multihopConfig('bal-resumed', 3, false, balance);
+    const resumed = multihopConfig('bal-resumed', 4, true, balance);
+    const policies = [];
+    for (const c of [plain, straight, partial, resumed]) {
+      const p = buildPolicy(c, task.vocabSize);
+      await warmStart(c, task, p, () => {});
+      policies.push(p);
+    }
+    expect(losses(straight).map((r) => r.sftLoss)).not.toEqual(losses(plain).map((r) => r.sftLoss));
+    expect(weights(policies[3])).toEqual(weights(policies[1]));
+    expect(losses(resumed)).toEqual(losses(straight));
+    for (const p of policies) p.dispose();
+  }, 240_000);
+
+  it('refuses sft.balanceKinds on a task without kinds, naming the key', async () => {
+    const c = config('balance-reveal', 2, false, ['sft.balanceKinds=0.5']);
+    const task = await createTask(c);
+    const policy = buildPolicy(c, task.vocabSize);
+    await expect(warmStart(c, task, policy, () => {})).rejects.toThrow(
+      "sft.balanceKinds: task 'reveal' has no kinds of example to balance",
+    );
+    policy.dispose();
+  });
 });

@@ -18,6 +18,8 @@ export interface AgentTask<Example = unknown> {
   test?: readonly Example[];
   /** The results table's group of an example (hop count for multi-hop QA); absent: one group. */
   groupOf?(example: Example): number | string;
+  /** An example's kind (multi-hop QA: its question template), for `sft.balanceKinds`/`train.balanceKinds`. */
+  kindOf?(example: Example): string;
   /** Rows of the task's model-free baselines on `examples` (e.g. naive RAG), for the results table. */
   baselines?(examples: readonly Example[]): Promise<ResultRow[]>;
   makeEnv(): AgentEnv<Example>;

@@ -115,6 +115,7 @@ const SCHEMA: Field = obj<TrainConfig>({
     minLrRatio: num({ min: 0, max: 1 }),
     renameEntities: num({ min: 0, max: 1 }),
     groups: { kind: 'string' },
+    balanceKinds: num({ min: 0, max: 1 }),
   }),
   sft: obj<SftConfig>({
     steps: int(0),
@@ -126,6 +127,7 @@ const SCHEMA: Field = obj<TrainConfig>({
     minLrRatio: num({ min: 0, max: 1 }),
     contextWeight: num({ min: 0 }),
     renameEntities: num({ min: 0, max: 1 }),
+    balanceKinds: num({ min: 0, max: 1 }),
     successfulOnly: bool,
   }),
   eval: obj<EvalConfig>({

@@ -123,6 +123,11 @@ export interface TrainLoopConfig {
    * QA: hop counts, e.g. '2,3'); '' draws from all of them.
    */
   groups: string;
+  /**
+   * Draw RL prompts with the task's kinds of example balanced (`kindOf` tasks only): a kind's share goes as
+   * (its count)^(1 - balanceKinds); 0 keeps the data's mix, 1 draws every kind equally often.
+   */
+  balanceKinds: number;
 }
 
 export interface SftConfig {
@@ -149,6 +154,8 @@ export interface SftConfig {
    * context instead of recalling the training set's.
    */
   renameEntities: number;
+  /** `train.balanceKinds` for the demonstrations: how often each kind comes up in a pass over them. */
+  balanceKinds: number;
   /**
    * Train only on demonstrations that earned a positive outcome reward: a scripted policy's failures
    * (a missed retrieval, a wrong guess) are not worth imitating.
@@ -279,6 +286,7 @@ export const DEFAULT_CONFIG: TrainConfig = {
     minLrRatio: 0,
     renameEntities: 0,
     groups: '',
+    balanceKinds: 0,
   },
   sft: {
     steps: 0,
@@ -290,6 +298,7 @@ export const DEFAULT_CONFIG: TrainConfig = {
     minLrRatio: 0,
     contextWeight: 0,
     renameEntities: 0,
+    balanceKinds: 0,
     successfulOnly: false,
   },
   eval: { every: 25, examples: 64, table: true, testExamples: 0, questions: '', corpus: '' },

@@ -13,6 +13,7 @@ import type { TrainConfig } from './config.js';
 import { type Evaluation, evaluate } from './evaluate.js';
 import { openMetricsLog, readMetrics } from './metrics-log.js';
 import { initPolicy } from './init.js';
+import { kindWeights, weightedSample } from './kind-balance.js';
 import { lrMultiplier } from './lr-schedule.js';
 import { buildCritic, buildPolicy, freezeCopy } from './models.js';
 import { randomPermutation } from './permutation.js';
@@ -39,7 +40,14 @@ interface SavedState {
 const PLOTTED = ['reward', 'em', 'toolCalls', 'entropy', 'valEm'];
 
 /** The examples of one step: a seeded draw without replacement within each pass over the data. */
-function sampleExamples<E>(examples: readonly E[], count: number, generator: Generator): E[] {
+/** `count` distinct examples (while there are enough), uniformly or (`weights`) in proportion to weight. */
+function sampleExamples<E>(
+  examples: readonly E[],
+  count: number,
+  generator: Generator,
+  weights?: readonly number[],
+): E[] {
+  if (weights) return weightedSample(examples, weights, count, generator);
   const order = randomPermutation(examples.length, generator);
   return Array.from({ length: count }, (_, i) => examples[order[i % order.length]]);
 }
@@ -50,6 +58,12 @@ export async function trainAgent<E>(
   options: { log?: (line: string) => void } = {},
 ): Promise<TrainResult> {
   const log = options.log ?? (() => {});
+  // Before anything is built or trained: a bad `train.groups` or `train.balanceKinds` stops here.
+  const prompts = rlPromptPool(task, config.train.groups);
+  const promptWeights =
+    config.train.balanceKinds > 0
+      ? kindWeights(task, prompts, config.train.balanceKinds, 'train.balanceKinds')
+      : undefined;
   const dir = config.checkpoint.dir;
   const policyDir = join(dir, 'policy');
   const policy = buildPolicy(config, task.vocabSize);
@@ -109,7 +123,6 @@ export async function trainAgent<E>(
   };
   const metricsLog = openMetricsLog(config.log.dir, { fromStep: state.step + 1 });
   const lrScale = lrMultiplier(config.train);
-  const prompts = rlPromptPool(task, config.train.groups);
   const validation = task.validation.slice(0, config.eval.examples);
   const result: TrainResult = { steps: 0, metrics: [], evaluations: [], policy };
   const runEval = async (step: number) => {
@@ -128,12 +141,12 @@ export async function trainAgent<E>(
   const progress = createProgress({ label: `rl (${config.algorithm.name})`, mode: config.log.progress });
   progress.start(config.train.steps, {}, state.step);
   for (let step = state.step + 1; step <= config.train.steps; step++) {
-    const examples = sampleExamples(prompts, config.train.promptsPerStep, dataGenerator);
+    const examples = sampleExamples(prompts, config.train.promptsPerStep, dataGenerator, promptWeights);
     const lr = config.train.lr * lrScale(step - 1);
     if (drawRenamings) renamings = await drawRenamings(examples);
     // Further prompts for dynamic sampling, renamed like the first ones.
     const drawMore = async () => {
-      const more = sampleExamples(prompts, config.train.promptsPerStep, dataGenerator);
+      const more = sampleExamples(prompts, config.train.promptsPerStep, dataGenerator, promptWeights);
       if (drawRenamings) {
         const drawn = await drawRenamings(more);
         for (const example of more) {

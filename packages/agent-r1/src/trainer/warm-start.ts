@@ -18,6 +18,7 @@ import {
   recordDemonstration,
   rewriteDemonstration,
 } from './demonstrations.js';
+import { kindWeights, repeatCounts } from './kind-balance.js';
 import { lrMultiplier } from './lr-schedule.js';
 import { openMetricsLog } from './metrics-log.js';
 import { randomPermutation } from './permutation.js';
@@ -110,24 +111,32 @@ export async function warmStart<E>(
       `warm start: demonstration ${tooLong} has ${original[tooLong].tokens.length} tokens, more than rollout maxLength ${limits.maxLength}`,
     );
   const renaming = sft.renameEntities > 0 && task.renameEntities !== undefined;
+  const weights = kindWeights(
+    task,
+    recorded.map(({ example }) => example),
+    sft.balanceKinds,
+    'sft.balanceKinds',
+  );
   // Its own stream (seed + 2), so that the warm start's batches do not shift the RL stage's draws. It is
   // not checkpointed: a resumed stage replays the (cheap) draws of the passes and steps it skips instead.
   const generator = new Generator(config.seed + 2);
-  /**
-   * One pass's trajectories: each demonstration, renamed with chance `sft.renameEntities` (up to
-   * RENAME_TRIES draws of names that fit the rollout limits, else as it was).
-   */
+  /** Demonstration i, renamed with chance `sft.renameEntities` (up to RENAME_TRIES draws that fit, else as it was). */
+  const drawCopy = (i: number): Trajectory => {
+    if (!renaming || generator.random() >= sft.renameEntities) return original[i];
+    const { example, demo } = recorded[i];
+    const texts = demonstrationTexts(demo);
+    for (let attempt = 0; attempt < RENAME_TRIES; attempt++) {
+      const { apply } = task.renameEntities!(example, texts, generator);
+      const renamed = rewriteDemonstration(demo, task.codec, limits, apply);
+      if (renamed) return renamed;
+    }
+    return original[i];
+  };
+  /** One pass's trajectories: each demonstration as many times as its kind's weight says, each copy drawn anew. */
   const pass = (): Trajectory[] =>
-    recorded.map(({ example, demo }, i) => {
-      if (!renaming || generator.random() >= sft.renameEntities) return original[i];
-      const texts = demonstrationTexts(demo);
-      for (let attempt = 0; attempt < RENAME_TRIES; attempt++) {
-        const { apply } = task.renameEntities!(example, texts, generator);
-        const renamed = rewriteDemonstration(demo, task.codec, limits, apply);
-        if (renamed) return renamed;
-      }
-      return original[i];
-    });
+    repeatCounts(weights, generator).flatMap((copies, i) =>
+      Array.from({ length: copies }, () => drawCopy(i)),
+    );
   const save = () => saveCheckpoint(dir, { model: policy, optimizer, state });
   const metrics = openMetricsLog(config.log.dir, { fileName: WARM_START_METRICS, fromStep: state.step + 1 });
   // Called with the 1-based step: the first step already runs at lr / warmupSteps.

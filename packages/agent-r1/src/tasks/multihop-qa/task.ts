@@ -276,6 +276,7 @@ export async function multihopQaTask(
       options.validationLimit === undefined ? validation : validation.slice(0, options.validationLimit),
     test,
     groupOf: (ex) => ex.hops,
+    kindOf: (ex) => ex.kind,
     baselines: async (examples) => [
       ...noRetrievalBaseline(examples, train),
       ...(await naiveRagBaseline(examples, index, {

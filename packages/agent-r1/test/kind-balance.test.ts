@@ -1,0 +1,106 @@
+import { Generator } from '@agent-r1/tensor';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import type { AgentTask } from '../src/tasks/task.js';
+import { kindWeights, repeatCounts, weightedSample } from '../src/trainer/kind-balance.js';
+
+interface Q {
+  id: number;
+  kind: string;
+}
+/** 90 common questions, 9 uncommon, 1 rare. */
+const examples: Q[] = Array.from({ length: 100 }, (_, id) => ({
+  id,
+  kind: id < 90 ? 'common' : id < 99 ? 'uncommon' : 'rare',
+}));
+const task = { name: 'toy', kindOf: (q: Q) => q.kind } as Pick<AgentTask<Q>, 'name' | 'kindOf'>;
+
+/** Each kind's total weight. */
+function shares(weights: readonly number[]): Record<string, number> {
+  const out: Record<string, number> = {};
+  weights.forEach((w, i) => {
+    out[examples[i].kind] = (out[examples[i].kind] ?? 0) + w;
+  });
+  return out;
+}
+
+describe('kindWeights (sft.balanceKinds, train.balanceKinds)', () => {
+  it('keeps the mix at 0, gives every kind the same share at 1, and shares as count^(1-s) between', () => {
+    expect(kindWeights(task, examples, 0, 'x')).toEqual(examples.map(() => 1));
+    const even = shares(kindWeights(task, examples, 1, 'x'));
+    expect(even.common).toBeCloseTo(100 / 3, 9);
+    expect(even.uncommon).toBeCloseTo(100 / 3, 9);
+    expect(even.rare).toBeCloseTo(100 / 3, 9);
+    const half = shares(kindWeights(task, examples, 0.5, 'x'));
+    expect(half.common / half.rare).toBeCloseTo(Math.sqrt(90), 9);
+    expect(half.uncommon / half.rare).toBeCloseTo(3, 9);
+  });
+
+  it('has mean weight 1 whatever the strength, so a pass keeps its size', () => {
+    fc.assert(
+      fc.property(fc.double({ min: 0, max: 1, noNaN: true }), (strength) => {
+        const w = kindWeights(task, examples, strength, 'x');
+        expect(w.reduce((s, x) => s + x, 0)).toBeCloseTo(examples.length, 9);
+        // Within a kind every example weighs the same.
+        expect(new Set(w.slice(0, 90)).size).toBe(1);
+      }),
+      { numRuns: 50 },
+    );
+  });
+
+  it('names the setting and the task when the task has no kinds', () => {
+    const flat = { name: 'flat' } as Pick<AgentTask<Q>, 'name' | 'kindOf'>;
+    expect(() => kindWeights(flat, examples, 0.5, 'sft.balanceKinds')).toThrow(
+      "sft.balanceKinds: task 'flat' has no kinds of example to balance",
+    );
+    expect(kindWeights(flat, examples, 0, 'sft.balanceKinds')).toEqual(examples.map(() => 1));
+  });
+});
+
+describe('repeatCounts', () => {
+  it('repeats each example its weight times on average, rounding up with the chance of the fraction', () => {
+    const weights = [0.25, 1, 2.5, 0];
+    const g = new Generator(7);
+    const totals = [0, 0, 0, 0];
+    const passes = 4000;
+    for (let p = 0; p < passes; p++) {
+      const counts = repeatCounts(weights, g);
+      expect(counts[1]).toBe(1);
+      expect(counts[3]).toBe(0);
+      expect([2, 3]).toContain(counts[2]);
+      counts.forEach((c, i) => {
+        totals[i] += c;
+      });
+    }
+    expect(totals[0] / passes).toBeCloseTo(0.25, 1);
+    expect(totals[2] / passes).toBeCloseTo(2.5, 1);
+  });
+
+  it('draws nothing from the generator for whole weights (unbalanced runs keep their streams)', () => {
+    const g = new Generator(3);
+    repeatCounts([1, 1, 2], g);
+    expect(g.random()).toBe(new Generator(3).random());
+  });
+});
+
+describe('weightedSample', () => {
+  it('draws distinct examples while there are enough, reproducibly from the seed', () => {
+    const w = kindWeights(task, examples, 1, 'x');
+    const a = weightedSample(examples, w, 40, new Generator(5));
+    expect(new Set(a.map((q) => q.id)).size).toBe(40);
+    expect(weightedSample(examples, w, 40, new Generator(5))).toEqual(a);
+    // Past the last example it starts over.
+    expect(weightedSample(examples, w, 150, new Generator(5)).slice(100, 150)).toEqual(
+      weightedSample(examples, w, 150, new Generator(5)).slice(0, 50),
+    );
+  });
+
+  it('draws each kind about equally often with strength 1 (the rare question ~1/3 of single draws)', () => {
+    const w = kindWeights(task, examples, 1, 'x');
+    const g = new Generator(11);
+    const drawn: Record<string, number> = { common: 0, uncommon: 0, rare: 0 };
+    const draws = 3000;
+    for (let i = 0; i < draws; i++) drawn[weightedSample(examples, w, 1, g)[0].kind]++;
+    for (const kind of ['common', 'uncommon', 'rare']) expect(drawn[kind] / draws).toBeCloseTo(1 / 3, 1);
+  });
+});
