@@ -39,8 +39,10 @@ interface SavedState {
 
 const PLOTTED = ['reward', 'em', 'toolCalls', 'entropy', 'valEm'];
 
-/** The examples of one step: a seeded draw without replacement within each pass over the data. */
-/** `count` distinct examples (while there are enough), uniformly or (`weights`) in proportion to weight. */
+/**
+ * The examples of one step: a seeded draw without replacement (distinct while there are enough), uniform
+ * or, with `weights` (`train.balanceKinds`), each example in proportion to its weight.
+ */
 function sampleExamples<E>(
   examples: readonly E[],
   count: number,
