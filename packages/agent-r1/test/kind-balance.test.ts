@@ -2,7 +2,8 @@ import { Generator } from '@agent-r1/tensor';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { AgentTask } from '../src/tasks/task.js';
-import { kindWeights, repeatCounts, weightedSample } from '../src/trainer/kind-balance.js';
+import { kindWeights, repeatCounts } from '../src/trainer/kind-balance.js';
+import { sampleExamples } from '../src/trainer/permutation.js';
 
 interface Q {
   id: number;
@@ -83,15 +84,15 @@ describe('repeatCounts', () => {
   });
 });
 
-describe('weightedSample', () => {
+describe('sampleExamples with weights (train.balanceKinds)', () => {
   it('draws distinct examples while there are enough, reproducibly from the seed', () => {
     const w = kindWeights(task, examples, 1, 'x');
-    const a = weightedSample(examples, w, 40, new Generator(5));
+    const a = sampleExamples(examples, 40, new Generator(5), w);
     expect(new Set(a.map((q) => q.id)).size).toBe(40);
-    expect(weightedSample(examples, w, 40, new Generator(5))).toEqual(a);
+    expect(sampleExamples(examples, 40, new Generator(5), w)).toEqual(a);
     // Past the last example it starts over.
-    expect(weightedSample(examples, w, 150, new Generator(5)).slice(100, 150)).toEqual(
-      weightedSample(examples, w, 150, new Generator(5)).slice(0, 50),
+    expect(sampleExamples(examples, 150, new Generator(5), w).slice(100, 150)).toEqual(
+      sampleExamples(examples, 150, new Generator(5), w).slice(0, 50),
     );
   });
 
@@ -100,7 +101,7 @@ describe('weightedSample', () => {
     const g = new Generator(11);
     const drawn: Record<string, number> = { common: 0, uncommon: 0, rare: 0 };
     const draws = 3000;
-    for (let i = 0; i < draws; i++) drawn[weightedSample(examples, w, 1, g)[0].kind]++;
+    for (let i = 0; i < draws; i++) drawn[sampleExamples(examples, 1, g, w)[0].kind]++;
     for (const kind of ['common', 'uncommon', 'rare']) expect(drawn[kind] / draws).toBeCloseTo(1 / 3, 1);
   });
 });

@@ -4,7 +4,7 @@
  * n^(1 - strength): 0 keeps the data's mix, 1 draws every kind equally often. Without it the rare kinds
  * (multi-hop QA: 3-hop chains are 7% of the training questions, some 2-hop kinds under 2%) get few updates.
  */
-import { type Generator, rand, tidy } from '@agent-r1/tensor';
+import type { Generator } from '@agent-r1/tensor';
 import type { AgentTask } from '../tasks/task.js';
 
 /**
@@ -37,20 +37,4 @@ export function repeatCounts(weights: readonly number[], generator: Generator): 
     const whole = Math.floor(w);
     return w === whole ? whole : whole + (generator.random() < w - whole ? 1 : 0);
   });
-}
-
-/**
- * `count` examples drawn without replacement, each with chance in proportion to its weight (the keys of
- * Efraimidis and Spirakis: u^(1/w), largest first); past the last example it starts over.
- */
-export function weightedSample<E>(
-  examples: readonly E[],
-  weights: readonly number[],
-  count: number,
-  generator: Generator,
-): E[] {
-  const u = tidy(() => rand([examples.length], { generator, dtype: 'float64' }).dataSync());
-  const keys = weights.map((w, i) => Math.log(u[i]) / w);
-  const order = keys.map((_, i) => i).sort((a, b) => keys[b] - keys[a] || a - b);
-  return Array.from({ length: count }, (_, i) => examples[order[i % order.length]]);
 }

@@ -13,10 +13,10 @@ import type { TrainConfig } from './config.js';
 import { type Evaluation, evaluate } from './evaluate.js';
 import { openMetricsLog, readMetrics } from './metrics-log.js';
 import { initPolicy } from './init.js';
-import { kindWeights, weightedSample } from './kind-balance.js';
+import { kindWeights } from './kind-balance.js';
 import { lrMultiplier } from './lr-schedule.js';
 import { buildCritic, buildPolicy, freezeCopy } from './models.js';
-import { randomPermutation } from './permutation.js';
+import { sampleExamples } from './permutation.js';
 import { plotMetrics } from './plot.js';
 import { rlPromptPool } from './prompt-pool.js';
 import { createProgress } from './progress.js';
@@ -38,21 +38,6 @@ interface SavedState {
 }
 
 const PLOTTED = ['reward', 'em', 'toolCalls', 'entropy', 'valEm'];
-
-/**
- * The examples of one step: a seeded draw without replacement (distinct while there are enough), uniform
- * or, with `weights` (`train.balanceKinds`), each example in proportion to its weight.
- */
-function sampleExamples<E>(
-  examples: readonly E[],
-  count: number,
-  generator: Generator,
-  weights?: readonly number[],
-): E[] {
-  if (weights) return weightedSample(examples, weights, count, generator);
-  const order = randomPermutation(examples.length, generator);
-  return Array.from({ length: count }, (_, i) => examples[order[i % order.length]]);
-}
 
 export async function trainAgent<E>(
   config: TrainConfig,
