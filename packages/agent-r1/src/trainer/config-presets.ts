@@ -1,11 +1,15 @@
 /** Named partial configs: applied over the defaults and under files and overrides. */
 import type { PartialTrainConfig } from './config.js';
 
-/** Episodes of the multi-hop task: up to 3 searches and an answer, 3 documents of 80 characters each. */
+/**
+ * Episodes of the multi-hop task: up to 3 searches and an answer, 3 documents of 80 characters each;
+ * 32 tokens an action, for the longest `compare` call of the scripted searcher (28 tokens: figures are
+ * one token a digit).
+ */
 const MULTIHOP_ROLLOUT = {
   n: 4,
   maxTurns: 4,
-  maxTokensPerTurn: 24,
+  maxTokensPerTurn: 32,
   maxLength: 384,
   maxObservationTokens: 96,
   temperature: 1,
