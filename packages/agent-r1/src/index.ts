@@ -10,14 +10,6 @@ export type { JsonSchema, Tool, ToolResult } from './tools/tool.js';
 export { ToolRegistry, unknownToolMessage } from './tools/registry.js';
 export { validateArgs, type ValidationResult } from './tools/validate.js';
 export {
-  COMPARE_TOOL,
-  type CompareArgs,
-  compareTool,
-  formatComparison,
-  type LabelledFigure,
-  parseCompareItems,
-} from './tools/compare.js';
-export {
   type ObservationWrapping,
   type ParsedAction,
   type ToolCall,
