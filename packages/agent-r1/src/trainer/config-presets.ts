@@ -1,15 +1,11 @@
 /** Named partial configs: applied over the defaults and under files and overrides. */
 import type { PartialTrainConfig } from './config.js';
 
-/**
- * Episodes of the multi-hop task: up to 3 searches and an answer, 3 documents of 80 characters each;
- * 32 tokens an action, for the longest `compare` call of the scripted searcher (28 tokens: figures are
- * one token a digit).
- */
+/** Episodes of the multi-hop task: up to 3 searches and an answer, 3 documents of 80 characters each. */
 const MULTIHOP_ROLLOUT = {
   n: 4,
   maxTurns: 4,
-  maxTokensPerTurn: 32,
+  maxTokensPerTurn: 24,
   maxLength: 384,
   maxObservationTokens: 96,
   temperature: 1,

@@ -32,26 +32,6 @@ export function comparisonOptions(question: string): [string, string] | undefine
 }
 
 /**
- * The two countries of an area comparison with their areas as the documents write them (`181,035`, from
- * `X is (not) landlocked. Its area is N`), or undefined when it is not one or `text` lacks either area.
- */
-export function comparedAreas(
-  question: string,
-  text: string,
-): [{ name: string; figure: string }, { name: string; figure: string }] | undefined {
-  const pair = comparisonOptions(question);
-  if (pair === undefined || !/area/i.test(question)) return undefined;
-  const [x, y] = pair.map((name) => {
-    const m = new RegExp(
-      `${escapeRegExp(name)} is (?:not )?landlocked\\.\\s*Its area is ([\\d,.]*\\d) square`,
-      'i',
-    ).exec(text);
-    return m ? { name, figure: m[1] } : undefined;
-  });
-  return x && y ? [x, y] : undefined;
-}
-
-/**
  * An extractive reader: picks an answer span from retrieved text by the question's answer type.
  * - "X or Y?" comparisons: the larger area / the landlocked one, from the `Its area is N` /
  *   `X is landlocked` sentences (X when the text does not say).
@@ -65,10 +45,16 @@ export function readAnswer(question: string, text: string): string {
   if (pair) {
     const [x, y] = pair;
     if (/area/i.test(question)) {
-      const areas = comparedAreas(question, text);
-      if (areas === undefined) return x;
-      const [ax, ay] = areas.map((a) => parseArea(a.figure));
-      return ax >= ay ? x : y;
+      const area = (c: string) => {
+        const m = new RegExp(
+          `${escapeRegExp(c)} is (?:not )?landlocked\\.\\s*Its area is ([\\d,.]+)`,
+          'i',
+        ).exec(text);
+        return m ? parseArea(m[1]) : Number.NaN;
+      };
+      const [ax, ay] = [area(x), area(y)];
+      if (Number.isFinite(ax) && Number.isFinite(ay)) return ax >= ay ? x : y;
+      return x;
     }
     if (/landlocked/i.test(question)) {
       const says = (c: string) => new RegExp(`${escapeRegExp(c)} is landlocked`, 'i');
@@ -122,9 +108,8 @@ function afterPrompt(context: string, prompt: string): string {
  * searched with that type, in the question's words and order (`American state Kansas`: one contiguous
  * copy), whether or not its title has a facet: a policy sees the question, not which titles need
  * disambiguating, so its first query should follow from the question alone (measured: docs/results.md).
- * A chain whose next entity never showed up stops early. An area comparison whose two areas it read then
- * has them ordered by the `compare` tool. It answers the gold answer when every hop's evidence was
- * retrieved, else what the extractive reader finds.
+ * A chain whose next entity never showed up stops early. It then answers the gold answer when every hop's
+ * evidence was retrieved, else what the extractive reader finds.
  * This is the ceiling of a fixed strategy with this retriever.
  *
  * A space follows each opening tag (`<search> Costa Rica capital</search>`): the tokenizer then cuts the
@@ -156,9 +141,6 @@ export function scriptedSearcher(
       const q = queryFor(searched, seen);
       if (q !== undefined) return `<search> ${q}</search>`;
     }
-    const areas = comparedAreas(example.question, seen);
-    if (areas !== undefined && !seen.includes('<compare>'))
-      return `<compare> ${areas.map((a) => `${a.name} ${a.figure}`).join(' ; ')}</compare>`;
     const evidence = example.evidence ?? [];
     const retrieved = evidence.length > 0 && evidence.every((e) => containsAnswer(seen, [e]));
     const answer = retrieved

@@ -1,8 +1,7 @@
 /**
  * The multi-hop QA task for the trainer ('multihop-qa'): the built-in WordNet + world-countries dataset,
  * a BM25 index over its corpus, a ToolEnv with `<search>query</search>` (top-3 documents, each cut short,
- * back in `<result>…</result>`), `<compare>A 1 ; B 2</compare>` (the figures ordered, largest first) and
- * `<answer>…</answer>`, exact-match reward (SQuAD normalisation) plus a
+ * back in `<result>…</result>`) and `<answer>…</answer>`, exact-match reward (SQuAD normalisation) plus a
  * small format reward, and a byte-level BPE tokenizer trained on the corpus and scripted demonstrations.
  *
  * The dataset (JSONL) and the tokenizer (JSON) are cached under `cacheDir` (default `.cache/multihop-qa`,
@@ -17,7 +16,6 @@ import type { EnvFactory } from '../../mdp/env.js';
 import { runTextEpisode } from '../../mdp/text-episode.js';
 import { ToolEnv } from '../../mdp/tool-env.js';
 import { exactMatch, f1Score, normalizeAnswer } from '../../rewards/qa.js';
-import { COMPARE_TOOL, compareTool } from '../../tools/compare.js';
 import { TagsFormat } from '../../tools/formats/tags.js';
 import { ToolRegistry } from '../../tools/registry.js';
 import type { AgentTask } from '../task.js';
@@ -33,8 +31,6 @@ import { SEARCH_TOOL, SearchIndex, searchTool } from './search/index.js';
 export const MULTIHOP_SPECIAL_TOKENS = [
   '<search>',
   '</search>',
-  '<compare>',
-  '</compare>',
   '<result>',
   '</result>',
   '<answer>',
@@ -43,7 +39,7 @@ export const MULTIHOP_SPECIAL_TOKENS = [
 ] as const;
 
 /** Bump when the tokenizer's training texts or pre-tokeniser change, so a stale cached one is not reused. */
-export const MULTIHOP_TOKENIZER_VERSION = 5;
+export const MULTIHOP_TOKENIZER_VERSION = 4;
 
 export const DEFAULT_MULTIHOP_CACHE_DIR = join('.cache', 'multihop-qa');
 
@@ -116,16 +112,11 @@ export function loadMultihopResources(
 
 /** The compact prompt: the question and one line of instruction (tiny models: short). */
 export function multihopPrompt(example: Pick<QaExample, 'question'>): string {
-  return `Question: ${example.question}\nSearch with <search>query</search>, compare with <compare>A 1 ; B 2</compare>, then reply <answer>answer</answer>.\n`;
+  return `Question: ${example.question}\nSearch with <search>query</search>, then reply <answer>answer</answer>.\n`;
 }
 
 export function multihopFormat(): TagsFormat {
-  return new TagsFormat({
-    tags: [
-      { tag: 'search', tool: SEARCH_TOOL, argument: 'query' },
-      { tag: COMPARE_TOOL, tool: COMPARE_TOOL, argument: 'items' },
-    ],
-  });
+  return new TagsFormat({ tags: [{ tag: 'search', tool: SEARCH_TOOL, argument: 'query' }] });
 }
 
 /** 1 when a gold answer occurs in the normalised prediction (SQuAD normalisation, whole words). */
@@ -148,7 +139,7 @@ export function scoreAnswer(
 }
 
 /**
- * The environment factory: a ToolEnv with the `search` tool over `index` and the `compare` tool; `docs` (the corpus by id) lets it
+ * The environment factory: a ToolEnv with the `search` tool over `index`; `docs` (the corpus by id) lets it
  * pay `options.retrievalReward`.
  */
 export function makeMultihopEnv(
@@ -159,15 +150,13 @@ export function makeMultihopEnv(
   const retrieval = options.retrievalReward ?? 0;
   if (retrieval !== 0 && docs === undefined)
     throw new Error('makeMultihopEnv: retrievalReward needs the corpus documents (docs)');
-  const tools = new ToolRegistry()
-    .register(
-      searchTool(index, {
-        defaultK: options.topK ?? 3,
-        maxK: options.topK ?? 3,
-        maxCharsPerDoc: options.maxCharsPerDoc ?? MULTIHOP_SNIPPET_CHARS,
-      }),
-    )
-    .register(compareTool());
+  const tools = new ToolRegistry().register(
+    searchTool(index, {
+      defaultK: options.topK ?? 3,
+      maxK: options.topK ?? 3,
+      maxCharsPerDoc: options.maxCharsPerDoc ?? MULTIHOP_SNIPPET_CHARS,
+    }),
+  );
   const format = multihopFormat();
   return () =>
     new ToolEnv<QaExample>({
