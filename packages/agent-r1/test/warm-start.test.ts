@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { AdamW } from '@agent-r1/nn';
 import { Generator } from '@agent-r1/tensor';
 import fc from 'fast-check';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { createTask } from '../src/tasks/index.js';
 import type { QaExample } from '../src/tasks/multihop-qa/data/types.js';
 import { type TrainConfig, resolveConfig } from '../src/trainer/config.js';
@@ -17,6 +17,21 @@ import {
 import { buildPolicy } from '../src/trainer/models.js';
 import { sftStep } from '../src/trainer/sft.js';
 import { WARM_START_METRICS, lengthBucketedBatches, warmStart } from '../src/trainer/warm-start.js';
+
+// A pass-through sftStep that a test can make throw after some steps: an interrupted run.
+const interrupt = vi.hoisted(() => ({ afterSteps: Number.POSITIVE_INFINITY, done: 0 }));
+vi.mock('../src/trainer/sft.js', async (importOriginal) => {
+  const original = await importOriginal<typeof import('../src/trainer/sft.js')>();
+  return {
+    ...original,
+    sftStep: (...args: Parameters<typeof original.sftStep>) => {
+      if (++interrupt.done > interrupt.afterSteps) {
+        throw new Error('interrupted');
+      }
+      return original.sftStep(...args);
+    },
+  };
+});
 
 const root = mkdtempSync(join(tmpdir(), 'agent-r1-warm-start-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -168,6 +183,62 @@ describe('warmStart', () => {
     expect(losses(straight).map((r) => r.step)).toEqual([1, 2, 3, 4, 5, 6]);
     for (const p of [p1, p2, p3]) p.dispose();
   }, 120_000);
+});
+
+describe('warmStart with a weight average (sft.emaDecay)', () => {
+  const decay = 0.6;
+  const run = async (name: string, steps: number, resume: boolean, extra: string[] = []) => {
+    const c = config(name, steps, resume, extra);
+    const task = await createTask(c);
+    const policy = buildPolicy(c, task.vocabSize);
+    const lines: string[] = [];
+    await warmStart(c, task, policy, (l) => lines.push(l));
+    const w = weights(policy);
+    policy.dispose();
+    return { c, w, lines };
+  };
+
+  it('ends with the bias-corrected average of the steps’ weights, the steps themselves unchanged', async () => {
+    // The plain stage stopped after k steps gives the k-th step's weights (a constant rate: the
+    // schedule does not depend on the step count).
+    const iterates: ReturnType<typeof weights>[] = [];
+    for (let k = 1; k <= 4; k++) iterates.push((await run(`iterate-${k}`, k, false)).w);
+    const averaged = await run('averaged', 4, false, [`sft.emaDecay=${decay}`]);
+    expect(losses(averaged.c)).toEqual(losses(config('iterate-4', 4, false)));
+    const norm = 1 - decay ** 4;
+    averaged.w.forEach(([name, values], j) => {
+      expect(name).toBe(iterates[3][j][0]);
+      values.forEach((v, i) => {
+        const expected =
+          iterates.reduce((s, w, k) => s + (1 - decay) * decay ** (3 - k) * w[j][1][i], 0) / norm;
+        expect(v).toBeCloseTo(expected, 5);
+      });
+    });
+    expect(averaged.w).not.toEqual(iterates[3]);
+  }, 120_000);
+
+  it('resumes the average with an interrupted stage, and a finished stage as its averaged weights', async () => {
+    const ema = [`sft.emaDecay=${decay}`];
+    const straight = await run('ema-straight', 6, false, ema);
+    Object.assign(interrupt, { afterSteps: 5, done: 0 }); // the checkpoint of step 4 (checkpoint.every=2) survives
+    await expect(run('ema-resumed', 6, false, ema)).rejects.toThrow(/interrupted/);
+    interrupt.afterSteps = Number.POSITIVE_INFINITY;
+    const resumed = await run('ema-resumed', 6, true, ema);
+    expect(resumed.lines[0]).toMatch(/resumed from .* at step 4/);
+    expect(resumed.w).toEqual(straight.w);
+    expect(losses(resumed.c)).toEqual(losses(straight.c));
+    const again = await run('ema-resumed', 6, true, ema);
+    expect(again.lines[0]).toMatch(/is complete \(step 6\)/);
+    expect(again.w).toEqual(straight.w);
+    // Its weights are the average: continuing them as if they were the last step's would be wrong.
+    await expect(run('ema-resumed', 8, true, ema)).rejects.toThrow(
+      /finished at step 6 and holds the average .* cannot be continued to 8 steps/,
+    );
+  }, 120_000);
+
+  it('refuses a decay of 1 or more, naming the key', () => {
+    expect(() => config('bad', 1, false, ['sft.emaDecay=1'])).toThrow(/sft\.emaDecay.*\[0, 1\)/);
+  });
 });
 
 describe('warmStart learning-rate schedules', () => {

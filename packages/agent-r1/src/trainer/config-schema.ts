@@ -129,6 +129,7 @@ const SCHEMA: Field = obj<TrainConfig>({
     renameEntities: num({ min: 0, max: 1 }),
     balanceKinds: num({ min: 0, max: 1 }),
     successfulOnly: bool,
+    emaDecay: num({ min: 0, check: (v) => (v < 1 ? undefined : 'must be a number in [0, 1)') }),
   }),
   eval: obj<EvalConfig>({
     every: int(0),

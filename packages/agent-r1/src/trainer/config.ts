@@ -161,6 +161,11 @@ export interface SftConfig {
    * (a missed retrieval, a wrong guess) are not worth imitating.
    */
   successfulOnly: boolean;
+  /**
+   * Decay of an exponential moving average of the weights kept through the stage (0: none). With one,
+   * the stage's policy (the checkpoint RL starts from) is the average, not the last step's weights.
+   */
+  emaDecay: number;
 }
 
 export interface EvalConfig {
@@ -300,6 +305,7 @@ export const DEFAULT_CONFIG: TrainConfig = {
     renameEntities: 0,
     balanceKinds: 0,
     successfulOnly: false,
+    emaDecay: 0,
   },
   eval: { every: 25, examples: 64, table: true, testExamples: 0, questions: '', corpus: '' },
   checkpoint: { dir: 'runs/agent-r1/checkpoints', every: 50, resume: false },

@@ -6,7 +6,7 @@
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { AdamW, type TransformerLM, loadCheckpoint, saveCheckpoint } from '@agent-r1/nn';
+import { AdamW, type TransformerLM, WeightAverage, loadCheckpoint, saveCheckpoint } from '@agent-r1/nn';
 import { Generator } from '@agent-r1/tensor';
 import type { Trajectory } from '../mdp/trajectory.js';
 import type { AgentTask } from '../tasks/task.js';
@@ -64,6 +64,8 @@ export function warmStartDir(config: Pick<TrainConfig, 'checkpoint'>): string {
 
 interface WarmStartState {
   step: number;
+  /** Set once the finished stage wrote its weight average into the model (`sft.emaDecay`). */
+  averaged?: boolean;
 }
 
 export async function warmStart<E>(
@@ -78,15 +80,29 @@ export async function warmStart<E>(
     throw new Error(`config: "sft.steps" is ${sft.steps} but task "${task.name}" has no scripted policy`);
   const started = performance.now();
   const optimizer = new AdamW(policy.parameters(), { lr: sft.lr, weightDecay: config.train.weightDecay });
+  const average =
+    sft.emaDecay > 0 ? new WeightAverage(policy.parameters(), { decay: sft.emaDecay }) : undefined;
+  const release = () => {
+    optimizer.dispose();
+    average?.dispose();
+  };
   const dir = warmStartDir(config);
   let state: WarmStartState = { step: 0 };
   if (config.checkpoint.resume && existsSync(join(dir, 'state.json'))) {
-    state = await loadCheckpoint<WarmStartState>(dir, { model: policy, optimizer });
-    log(`warm start: resumed from ${dir} at step ${state.step}`);
-    if (state.step >= sft.steps) {
-      optimizer.dispose();
+    // A stage that finished with a weight average saved the average alone: its output, not a point to
+    // continue training from.
+    const saved = await loadCheckpoint<WarmStartState>(dir, { model: policy });
+    if (saved.averaged && saved.step < sft.steps)
+      throw new Error(
+        `warm start: ${dir} finished at step ${saved.step} and holds the average of its weights (sft.emaDecay); it cannot be continued to ${sft.steps} steps: use another checkpoint.dir, or checkpoint.resume=false to start over`,
+      );
+    if (saved.step >= sft.steps) {
+      log(`warm start: ${dir} is complete (step ${saved.step})`);
+      release();
       return;
     }
+    state = await loadCheckpoint<WarmStartState>(dir, { model: policy, optimizer, average });
+    log(`warm start: resumed from ${dir} at step ${state.step}`);
   }
   const recorded: { example: E; demo: Demonstration }[] = [];
   const examples = task.train.slice(0, sft.demonstrations);
@@ -137,7 +153,7 @@ export async function warmStart<E>(
     repeatCounts(weights, generator).flatMap((copies, i) =>
       Array.from({ length: copies }, () => drawCopy(i)),
     );
-  const save = () => saveCheckpoint(dir, { model: policy, optimizer, state });
+  const save = () => saveCheckpoint(dir, { model: policy, optimizer, average, state });
   const metrics = openMetricsLog(config.log.dir, { fileName: WARM_START_METRICS, fromStep: state.step + 1 });
   // Called with the 1-based step: the first step already runs at lr / warmupSteps.
   const lrScale = lrMultiplier(sft);
@@ -168,6 +184,7 @@ export async function warmStart<E>(
         lr,
       },
     );
+    average?.update();
     state = { step: step + 1 };
     metrics.append(step + 1, {
       sftLoss: result.loss,
@@ -179,8 +196,12 @@ export async function warmStart<E>(
   }
   progress.stop();
   metrics.close();
-  await save();
-  optimizer.dispose();
+  if (average) {
+    average.copyToParams();
+    state = { ...state, averaged: true };
+    await saveCheckpoint(dir, { model: policy, state });
+  } else await save();
+  release();
   const seconds = (performance.now() - started) / 1000;
   log(`warm start: ${sft.steps} steps on ${recorded.length} demonstrations in ${seconds.toFixed(0)} s`);
 }

@@ -4,6 +4,8 @@
  *   model.safetensors      the model's parameters by dotted name ("blocks.0.attn.qkv.weight")
  *   optimizer.safetensors  the optimizer's buffers by "<param name>.<buffer>" ("fc.weight.m", "fc.weight.v"),
  *                          its step and groups as JSON in the metadata entry "optimizer"
+ *   average.safetensors    (optional) a WeightAverage's sums by parameter name, its decay and update count
+ *                          as JSON in the metadata entry "average"
  *   state.json             {format, version, step, generators: {name: {key, counter}}, state: <the trainer's>}
  *
  * saveCheckpoint writes everything into a temporary folder next to the target, flushed to disk, and renames
@@ -15,16 +17,19 @@ import { dirname, join } from 'node:path';
 import { type Generator, type Tensor, dispose, noGrad } from '@agent-r1/tensor';
 import type { Module } from '../module.js';
 import type { GroupState, Optimizer, OptimizerState, ParamNames } from '../optim/optimizer.js';
+import type { WeightAverage, WeightAverageState } from '../optim/weight-average.js';
 import { siblingTempPath, writeFileAtomic } from './atomic.js';
 import { parseSafetensors, serializeSafetensorsAsync } from './safetensors.js';
 
 export const MODEL_FILE = 'model.safetensors';
 export const OPTIMIZER_FILE = 'optimizer.safetensors';
 export const STATE_FILE = 'state.json';
-const CHECKPOINT_FILES = new Set([MODEL_FILE, OPTIMIZER_FILE, STATE_FILE]);
+export const AVERAGE_FILE = 'average.safetensors';
+const CHECKPOINT_FILES = new Set([MODEL_FILE, OPTIMIZER_FILE, AVERAGE_FILE, STATE_FILE]);
 const FORMAT = 'agent-r1-checkpoint';
 const VERSION = 1;
 const OPTIMIZER_METADATA_KEY = 'optimizer';
+const AVERAGE_METADATA_KEY = 'average';
 
 // biome-ignore lint/suspicious/noExplicitAny: any optimizer, whatever its hyper-parameters
 type AnyOptimizer = Optimizer<any>;
@@ -37,6 +42,8 @@ export interface GeneratorState {
 export interface SaveCheckpointOptions {
   model: Module;
   optimizer?: AnyOptimizer;
+  /** A moving average of the model's weights, saved beside them. */
+  average?: WeightAverage;
   /** Random generators whose positions to save (data order, dropout …), by a name of your choosing. */
   generators?: Record<string, Generator>;
   /** Anything else the trainer needs to resume (must survive JSON.stringify / JSON.parse). */
@@ -46,6 +53,8 @@ export interface SaveCheckpointOptions {
 export interface LoadCheckpointOptions {
   model: Module;
   optimizer?: AnyOptimizer;
+  /** A moving average of the model's weights to restore (the checkpoint must hold one). */
+  average?: WeightAverage;
   /** Generators to move to their saved positions; each must be seeded as the saved one was. */
   generators?: Record<string, Generator>;
   /** Refuse missing, unexpected or mis-shaped model tensors (default true); see loadStateDict. */
@@ -163,6 +172,16 @@ async function encodeCheckpoint(contents: SaveCheckpointOptions): Promise<Map<st
       }),
     );
   }
+  if (contents.average) {
+    const { tensors, ...meta } = contents.average.state(parameterNames(contents.model));
+    files.set(
+      AVERAGE_FILE,
+      await serializeSafetensorsAsync(tensors, {
+        format: FORMAT,
+        [AVERAGE_METADATA_KEY]: JSON.stringify(meta),
+      }),
+    );
+  }
   const generators = Object.fromEntries(
     Object.entries(contents.generators ?? {}).map(([name, g]) => [name, generatorState(g)]),
   );
@@ -270,6 +289,7 @@ export async function loadCheckpoint<S = unknown>(dir: string, options: LoadChec
   const modelPath = join(dir, MODEL_FILE);
   const model = parseSafetensors(await readCheckpointFile(dir, MODEL_FILE), { source: modelPath }).tensors;
   let optimizerTensors: Record<string, Tensor> = {};
+  let averageTensors: Record<string, Tensor> = {};
   try {
     let optimizerState: OptimizerState | null = null;
     const names = parameterNames(options.model);
@@ -285,6 +305,18 @@ export async function loadCheckpoint<S = unknown>(dir: string, options: LoadChec
       const { kind, step, groups } = JSON.parse(meta) as { kind: string; step: number; groups: GroupState[] };
       optimizerState = { kind, step, groups, tensors: optimizerTensors };
       options.optimizer.checkState(optimizerState, names);
+    }
+    let averageState: WeightAverageState | null = null;
+    if (options.average) {
+      const averagePath = join(dir, AVERAGE_FILE);
+      const parsed = parseSafetensors(await readCheckpointFile(dir, AVERAGE_FILE), { source: averagePath });
+      averageTensors = parsed.tensors;
+      const meta = parsed.metadata[AVERAGE_METADATA_KEY];
+      if (meta === undefined)
+        throw new Error(`loadCheckpoint: ${averagePath} has no '${AVERAGE_METADATA_KEY}' metadata`);
+      const { decay, updates } = JSON.parse(meta) as { decay: number; updates: number };
+      averageState = { decay, updates, tensors: averageTensors };
+      options.average.checkState(averageState, names);
     }
     const positions: [Generator, number][] = [];
     for (const [name, g] of Object.entries(options.generators ?? {})) {
@@ -303,10 +335,12 @@ export async function loadCheckpoint<S = unknown>(dir: string, options: LoadChec
     // Everything checked: now change things.
     loadStateDict(options.model, model, { strict: false, source: modelPath });
     if (options.optimizer && optimizerState) options.optimizer.loadState(optimizerState, names);
+    if (options.average && averageState) options.average.loadState(averageState, names);
     for (const [g, counter] of positions) g.position = counter;
     return state.state as S;
   } finally {
     dispose(model);
     dispose(optimizerTensors);
+    dispose(averageTensors);
   }
 }

@@ -19,3 +19,4 @@ export {
   type DecayOptions,
 } from './schedule.js';
 export { accumulateGradients, type AccumulateOptions } from './accumulate.js';
+export { WeightAverage, type WeightAverageState } from './weight-average.js';
