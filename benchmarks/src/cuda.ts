@@ -1,6 +1,6 @@
 /**
- * GPU kernel benchmarks for the cuda backend: matmul TFLOP/s at 1024–4096 (float32, hand-written tiled
- * kernel), flash attention forward and forward+backward throughput, softmax and logprobs bandwidth.
+ * GPU kernel benchmarks for the cuda backend: matmul TFLOP/s at 1024–4096 (float32: the hand-written
+ * tiled kernel, and cuBLAS in FP32 and TF32 where libcublas is found), flash attention forward and forward+backward throughput, softmax and logprobs bandwidth.
  * Run from the repository root on a machine with an NVIDIA GPU:
  *
  *   npm run bench:cuda -w @agent-r1/benchmarks [-- --quick]
@@ -12,12 +12,14 @@
 import {
   type CudaBackend,
   type Tensor,
+  createCudaBackend,
   initBackend,
   logSoftmax,
   logprobs,
   matmul,
   randint,
   randn,
+  registerBackend,
   scaledDotProductAttention,
   softmax,
   sum,
@@ -67,27 +69,43 @@ async function main(): Promise<void> {
   }
   const d = backend.device;
   console.log(
-    `device ${d.name} (${d.arch}, ${d.multiprocessors} SMs, ${(d.totalBytes / 2 ** 30).toFixed(0)} GiB), driver ${d.driverVersion}, NVRTC ${d.nvrtcVersion}, ${new Date().toISOString()}`,
+    `device ${d.name} (${d.arch}, ${d.multiprocessors} SMs, ${(d.totalBytes / 2 ** 30).toFixed(0)} GiB), driver ${d.driverVersion}, NVRTC ${d.nvrtcVersion}, cuBLAS ${d.libcublas ?? 'not found'}, ${new Date().toISOString()}`,
   );
   const reps = quick ? 3 : 7;
   const rows: Row[] = [];
   const device = 'cuda';
 
+  // Matmul through each implementation the backend has: its own tiled kernel, and cuBLAS in plain FP32
+  // and on TF32 tensor cores where libcublas is found (each a backend of its own, with its own stream).
+  const impls: [string, CudaBackend][] = [];
+  registerBackend('cuda-kernels', () => createCudaBackend({ name: 'cuda-kernels', matmul: 'kernels' }));
+  impls.push(['kernels', (await initBackend('cuda-kernels')) as CudaBackend]);
+  if (d.libcublas) {
+    impls.push(['cuBLAS', backend]);
+    registerBackend('cuda-tf32', () => createCudaBackend({ name: 'cuda-tf32', tf32: true }));
+    impls.push(['cuBLAS TF32', (await initBackend('cuda-tf32')) as CudaBackend]);
+  } else console.log('no libcublas found: matmul rows for the kernels only');
   for (const n of quick ? [1024, 2048] : [1024, 2048, 4096]) {
-    const a = randn([n, n], { device });
-    const b = randn([n, n], { device });
-    const ms = time(backend, () => matmul(a, b), n >= 4096 ? 3 : 10, reps);
-    rows.push({ name: `matmul f32 ${n}³`, ms, rate: `${((2 * n ** 3) / ms / 1e9).toFixed(2)} TFLOP/s` });
-    // Through a transposed view (x·Wᵀ, as a linear layer does): the 'nt' layout, no copy.
-    const bt = b.transpose(0, 1);
-    const msT = time(backend, () => matmul(a, bt), n >= 4096 ? 3 : 10, reps);
-    rows.push({
-      name: `matmul f32 ${n}³ (B transposed)`,
-      ms: msT,
-      rate: `${((2 * n ** 3) / msT / 1e9).toFixed(2)} TFLOP/s`,
-    });
-    a.dispose();
-    b.dispose();
+    for (const [impl, on] of impls) {
+      const a = randn([n, n], { device: on.name });
+      const b = randn([n, n], { device: on.name });
+      const ms = time(on, () => matmul(a, b), n >= 4096 ? 3 : 10, reps);
+      rows.push({
+        name: `matmul f32 ${n}³ ${impl}`,
+        ms,
+        rate: `${((2 * n ** 3) / ms / 1e9).toFixed(2)} TFLOP/s`,
+      });
+      // Through a transposed view (x·Wᵀ, as a linear layer does): no copy either way.
+      const bt = b.transpose(0, 1);
+      const msT = time(on, () => matmul(a, bt), n >= 4096 ? 3 : 10, reps);
+      rows.push({
+        name: `matmul f32 ${n}³ ${impl} (B transposed)`,
+        ms: msT,
+        rate: `${((2 * n ** 3) / msT / 1e9).toFixed(2)} TFLOP/s`,
+      });
+      a.dispose();
+      b.dispose();
+    }
   }
 
   const [B, H, T, D] = quick ? [2, 8, 512, 64] : [4, 16, 1024, 64];

@@ -10,7 +10,20 @@
  * round once, as the CPU does.
  */
 import { describe, expect, test } from 'vitest';
-import { type CudaBackend, gather, getBackend, rand, randn, tensor, Generator } from '../src/index.js';
+import {
+  type CudaBackend,
+  Generator,
+  type Tensor,
+  createCudaBackend,
+  gather,
+  getBackend,
+  initBackend,
+  matmul,
+  rand,
+  randn,
+  registerBackend,
+  tensor,
+} from '../src/index.js';
 import { acquireDevice } from './cross-backend/device.js';
 import { FLOAT64_GRADCHECK, deviceGradcheckSuite } from './cross-backend/gradcheck.js';
 import { crossBackendSuite } from './cross-backend/suite.js';
@@ -55,6 +68,44 @@ if (available) {
       await expect(out.data()).rejects.toThrow(/gather: an index was out of range/);
       // The error word is cleared: the next read succeeds.
       expect([...(await x.data())]).toEqual([1, 2, 3]);
+    });
+
+    test('matmul equals the CPU through cuBLAS (where found) and through the kernels alike', async () => {
+      registerBackend('cuda-kernels', () => createCudaBackend({ name: 'cuda-kernels', matmul: 'kernels' }));
+      await initBackend('cuda-kernels');
+      const g = new Generator(11);
+      // Row-major, transposed, batch-broadcast and padded-row operands (views made on the device, so
+      // that the GEMM sees their strides); sizes off every tile edge.
+      const cases: [Tensor, Tensor, (x: Tensor) => Tensor, (x: Tensor) => Tensor][] = [
+        [randn([65, 33], { generator: g }), randn([33, 70], { generator: g }), (x) => x, (x) => x],
+        [
+          randn([3, 129, 40], { generator: g }),
+          randn([3, 70, 40], { generator: g }),
+          (x) => x,
+          (x) => x.transpose(),
+        ],
+        [randn([2, 1, 17, 9], { generator: g }), randn([4, 9, 130], { generator: g }), (x) => x, (x) => x],
+        [
+          randn([40, 96], { generator: g }),
+          randn([50, 31], { generator: g }),
+          (x) => x.slice(1, 0, 50),
+          (x) => x,
+        ],
+      ];
+      for (const [a, b, viewA, viewB] of cases) {
+        const want = await matmul(viewA(a), viewB(b)).data();
+        const K = viewA(a).shape.at(-1) as number;
+        for (const device of ['cuda', 'cuda-kernels']) {
+          const got = await matmul(viewA(a.to(device)), viewB(b.to(device))).data();
+          for (let i = 0; i < want.length; i++)
+            expect(
+              Math.abs(got[i] - want[i]),
+              `${device} [${a.shape}]·[${b.shape}] at ${i}`,
+            ).toBeLessThanOrEqual(2e-6 * K * (1 + Math.abs(want[i])));
+        }
+      }
+      const { libcublas } = (getBackend('cuda') as CudaBackend).device;
+      console.log(`cuda matmul: ${libcublas ? `cuBLAS (${libcublas})` : 'the kernels (no libcublas found)'}`);
     });
 
     test('freed device memory is reused from the pool', async () => {

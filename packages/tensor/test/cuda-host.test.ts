@@ -20,8 +20,9 @@ import { afterAll, describe, expect, test } from 'vitest';
 import { initBackend } from '../src/index.js';
 import { CachingAllocator, type DeviceMemory, sizeClass } from '../src/backend/cuda/allocator.js';
 import { type ArgKind, argLayout, packArgs } from '../src/backend/cuda/args.js';
+import { CUBLAS_PROTOTYPES } from '../src/backend/cuda/cublas.js';
 import { DRIVER_PROTOTYPES, loadDriver } from '../src/backend/cuda/driver.js';
-import { loadKoffi } from '../src/backend/cuda/ffi.js';
+import { type KoffiModule, loadKoffi } from '../src/backend/cuda/ffi.js';
 import { kernelCatalog } from '../src/backend/cuda/kernels/catalog.js';
 import {
   LibraryNotFoundError,
@@ -342,6 +343,32 @@ function checkAgainstHeader(prototypes: Record<string, string>, header: string):
     expect(count(params), symbol).toBe(count((decl as RegExpExecArray)[1]));
   }
 }
+
+describe('cuBLAS bindings', () => {
+  test('every prototype parses as a C declaration, GEMMs with the 18 parameters cuBLAS documents', async () => {
+    const koffi = (await loadKoffi()) as KoffiModule & {
+      proto(p: string): unknown;
+      introspect(t: unknown): { proto: { arguments: unknown[] } };
+    };
+    for (const [name, proto] of Object.entries(CUBLAS_PROTOTYPES)) {
+      const args = koffi.introspect(koffi.proto(proto)).proto.arguments;
+      if (name.includes('gemm')) expect(args.length, name).toBe(18);
+    }
+  });
+
+  test('a missing cuBLAS is an error naming it and the variable that points to it', () => {
+    const none: SearchEnv = { env: {}, home: scratch, exists: () => false, list: () => [] };
+    expect(() =>
+      loadLibrary(
+        'cublas',
+        () => {
+          throw new Error('cannot open shared object file');
+        },
+        none,
+      ),
+    ).toThrow(/cuBLAS \(libcublas\.so\).*AGENT_R1_LIBCUBLAS.*libcublas\.so \(cannot open/);
+  });
+});
 
 const cudaH = headerFor('cuda.h');
 const nvrtcH = headerFor('nvrtc.h');

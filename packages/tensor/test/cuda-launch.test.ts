@@ -7,7 +7,10 @@
 import { describe, expect, test } from 'vitest';
 import { C_PARAM } from '../src/backend/cuda/args.js';
 import { coalesce, indexBitsFor } from '../src/backend/cuda/coalesce.js';
+import type { GemmPointers } from '../src/backend/cuda/cublas.js';
+import type { GemmPlan } from '../src/backend/cuda/gemm-plan.js';
 import { cudaKernels } from '../src/backend/cuda/kernels.js';
+import type { CudaStorage } from '../src/backend/cuda/launcher.js';
 import { Recorder, restride } from './cuda/recorder.js';
 import { runScenarios } from './cuda/scenarios.js';
 import { kernelParams } from './cuda/signature.js';
@@ -116,6 +119,40 @@ describe('cuda launchers (recorded, no GPU)', () => {
     expect(l.args[11]).toEqual(['dims', [56]]);
     expect(l.args[12]).toEqual(['dims', [0]]);
     expect(l.grid).toEqual([1, 1, 30]);
+  });
+
+  test('matmul goes to the launcher’s GEMM where it takes the views, else to the kernel', () => {
+    const R = new Recorder();
+    const gemms: { plan: GemmPlan; pointers: GemmPointers }[] = [];
+    R.gemm = (plan, pointers) => gemms.push({ plan, pointers });
+    const K = cudaKernels(R);
+    const a = R.view('float32', [5, 6, 7, 8]);
+    const b = restride(R.view('float32', [9, 8]), [5, 6, 8, 9], [0, 0, 1, 8]);
+    const out = R.view('float32', [5, 6, 7, 9]);
+    K.matmul(a, b, out);
+    expect(R.launches).toEqual([]);
+    const [{ plan, pointers }] = gemms;
+    // Cᵀ = Bᵀ·Aᵀ: B (a transposed view, op T) first, A second; 30 batches, B repeated (stride 0).
+    expect(plan).toMatchObject({ m: 9, n: 7, k: 8, batches: 30, ldc: 9, batchStrideC: 63 });
+    expect(plan.first).toEqual({ op: 1, ld: 8, batchStride: 0 });
+    expect(plan.second).toEqual({ op: 0, ld: 8, batchStride: 56 });
+    expect(pointers).toEqual({
+      a: (a.storage as CudaStorage).ptr,
+      b: (b.storage as CudaStorage).ptr,
+      out: (out.storage as CudaStorage).ptr,
+    });
+    // Integers, and operands with neither axis contiguous, stay with the kernel.
+    K.matmul(R.view('int32', [3, 4]), R.view('int32', [4, 2]), R.view('int32', [3, 2]));
+    K.matmul(
+      restride(R.view('float32', [24]), [3, 4], [8, 2]),
+      R.view('float32', [4, 2]),
+      R.view('float32', [3, 2]),
+    );
+    expect(gemms.length).toBe(1);
+    expect(R.launches.map((l) => l.kernel.name.slice(0, 20))).toEqual([
+      'ar1_matmul_int32_nn_',
+      'ar1_matmul_float32_s',
+    ]);
   });
 
   test('device-side validation is wired to the error word', () => {

@@ -24,6 +24,8 @@ export class Recorder implements Launcher {
   readonly zeroed: { ptr: bigint; bytes: number }[] = [];
   private next = 0x10000000n;
   scratchLive = 0;
+  /** A vendor GEMM a test may plug in (absent: matmuls launch the kernel). */
+  gemm?: Launcher['gemm'];
 
   launch(kernel: KernelSource, grid: readonly number[], block: number, args: readonly KernelArg[]): void {
     this.launches.push({ kernel, grid, block, args });

@@ -12,7 +12,7 @@ import { cudaKernels } from './kernels.js';
 import type { CudaStorage } from './launcher.js';
 // Types only: the runtime (FFI, the file system) loads when a backend is created, so this module, and the
 // package index that imports it, load in a browser too.
-import type { DeviceInfo } from './runtime.js';
+import type { DeviceInfo, MatmulImpl } from './runtime.js';
 
 export interface CudaBackend extends Backend {
   readonly device: DeviceInfo;
@@ -31,12 +31,19 @@ export interface CudaOptions {
   device?: number;
   /** Registered name (default 'cuda'). */
   name?: string;
+  /**
+   * Matmuls through cuBLAS where libcublas is found ('auto', the default), always ('cublas': an error
+   * naming it when it is missing) or through this backend's own tiled kernel ('kernels').
+   */
+  matmul?: MatmulImpl;
+  /** Let cuBLAS run float32 matmuls on TF32 tensor cores (faster, 10-bit mantissas; off by default). */
+  tf32?: boolean;
 }
 
 export async function createCudaBackend(options: CudaOptions = {}): Promise<CudaBackend> {
   const name = options.name ?? 'cuda';
   const { CudaRuntime } = await import('./runtime.js');
-  const rt = await CudaRuntime.create(options.device ?? 0);
+  const rt = await CudaRuntime.create(options.device ?? 0, { matmul: options.matmul, tf32: options.tf32 });
   const own = (storage: Storage): CudaStorage => {
     if (storage.backend !== name)
       throw new Error(`cuda: storage belongs to '${storage.backend}', not '${name}'`);

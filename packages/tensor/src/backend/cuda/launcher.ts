@@ -8,6 +8,8 @@ import { isContiguous } from '../../shape.js';
 import type { Storage, View } from '../backend.js';
 import type { KernelArg } from './args.js';
 import type { Block } from './allocator.js';
+import type { GemmPointers } from './cublas.js';
+import type { GemmPlan } from './gemm-plan.js';
 import type { KernelSource } from './kernels/common.js';
 
 export interface CudaStorage extends Storage {
@@ -26,6 +28,8 @@ export interface Launcher {
   release(block: Block): void;
   /** Zeroes bytes on the stream. */
   zero(ptr: bigint, bytes: number): void;
+  /** A vendor GEMM (cuBLAS) for the matmuls it takes as they are; absent when matmuls use our kernels. */
+  gemm?(plan: GemmPlan, pointers: GemmPointers): void;
 }
 
 /** Device address of a view's first element. */

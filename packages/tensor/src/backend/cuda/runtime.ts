@@ -6,6 +6,7 @@
  */
 import { type KernelArg, packArgs } from './args.js';
 import { type Block, CachingAllocator } from './allocator.js';
+import { type Cublas, type GemmPointers, loadCublas } from './cublas.js';
 import {
   CUDA_ERROR_NOT_READY,
   CUDA_ERROR_OUT_OF_MEMORY,
@@ -18,8 +19,10 @@ import {
   callForPointer,
   loadDriver,
 } from './driver.js';
+import type { GemmPlan } from './gemm-plan.js';
 import type { KernelSource } from './kernels/common.js';
 import type { Launcher } from './launcher.js';
+import { LibraryNotFoundError } from './libs.js';
 import { DEVICE_ERRORS } from './kernels/indexing.js';
 import { ImageCache, cacheDir } from './modules.js';
 import { type Nvrtc, compileOptions, loadNvrtc } from './nvrtc.js';
@@ -39,6 +42,20 @@ export interface DeviceInfo {
   nvrtcVersion: string;
   libcuda: string;
   libnvrtc: string;
+  /** The cuBLAS library matmuls go through, or null where they use this backend's own kernel. */
+  libcublas: string | null;
+}
+
+/**
+ * Which matmul implementation to use: 'auto' (cuBLAS where libcublas is found, else the kernels),
+ * 'cublas' (and an error naming what is missing without it) or 'kernels' (this backend's own).
+ */
+export type MatmulImpl = 'auto' | 'cublas' | 'kernels';
+
+export interface RuntimeOptions {
+  matmul?: MatmulImpl;
+  /** Let cuBLAS run float32 matmuls on TF32 tensor cores (off by default: results then track the CPU's). */
+  tf32?: boolean;
 }
 
 export class CudaRuntime implements Launcher {
@@ -52,13 +69,16 @@ export class CudaRuntime implements Launcher {
   private readonly extra: bigint;
   private readonly sizeCell: DataView;
   private readonly event: bigint;
+  readonly gemm?: (plan: GemmPlan, pointers: GemmPointers) => void;
 
   private constructor(
     readonly driver: Driver,
     readonly nvrtc: Nvrtc,
     readonly info: DeviceInfo,
     readonly stream: bigint,
+    readonly cublas: Cublas | null,
   ) {
+    if (cublas) this.gemm = (plan, pointers) => cublas.gemm(plan, pointers);
     const k = driver.koffi;
     this.multiprocessors = info.multiprocessors;
     this.images = new ImageCache(
@@ -95,7 +115,7 @@ export class CudaRuntime implements Launcher {
     driver.check('cuMemsetD8Async', this.errorWord, 0, 4, stream);
   }
 
-  static async create(ordinal = 0): Promise<CudaRuntime> {
+  static async create(ordinal = 0, options: RuntimeOptions = {}): Promise<CudaRuntime> {
     const driver = await loadDriver();
     driver.check('cuInit', 0);
     const count = callForNumber(driver, 'cuDeviceGetCount');
@@ -108,6 +128,7 @@ export class CudaRuntime implements Launcher {
     const ctx = callForPointer(driver, 'cuDevicePrimaryCtxRetain', device);
     driver.check('cuCtxSetCurrent', ctx);
     const stream = callForPointer(driver, 'cuStreamCreate', 1 /* CU_STREAM_NON_BLOCKING */);
+    const cublas = await openCublas(stream, options);
     const info: DeviceInfo = {
       ordinal,
       name: Buffer.from(nameBuf).toString('utf8').replace(/\0.*$/s, ''),
@@ -118,8 +139,9 @@ export class CudaRuntime implements Launcher {
       nvrtcVersion: nvrtc.version,
       libcuda: driver.path,
       libnvrtc: nvrtc.path,
+      libcublas: cublas?.path ?? null,
     };
-    return new CudaRuntime(driver, nvrtc, info, stream);
+    return new CudaRuntime(driver, nvrtc, info, stream, cublas);
   }
 
   /** The CUfunction of a kernel: compiled (or read from disk) and loaded on first use. */
@@ -219,5 +241,17 @@ export class CudaRuntime implements Launcher {
     const total: unknown[] = [0];
     this.driver.check('cuMemGetInfo', free, total);
     return { free: Number(free[0]), total: Number(total[0]) };
+  }
+}
+
+/** cuBLAS on `stream` as `options.matmul` asks: null for 'kernels', or for 'auto' where it is not found. */
+async function openCublas(stream: bigint, options: RuntimeOptions): Promise<Cublas | null> {
+  const matmul = options.matmul ?? 'auto';
+  if (matmul === 'kernels') return null;
+  try {
+    return await loadCublas({ stream, tf32: options.tf32 });
+  } catch (e) {
+    if (matmul === 'auto' && e instanceof LibraryNotFoundError) return null;
+    throw e;
   }
 }

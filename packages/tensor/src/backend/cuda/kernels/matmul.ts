@@ -11,6 +11,7 @@ import type { DType } from '../../../dtype.js';
 import { sizeOf } from '../../../shape.js';
 import type { View } from '../../backend.js';
 import { coalesce } from '../coalesce.js';
+import { planGemm } from '../gemm-plan.js';
 import { type Launcher, ptrOf } from '../launcher.js';
 import { C_TYPE, type KernelSource, source } from './common.js';
 
@@ -163,6 +164,7 @@ function tilesFor(dtype: DType, M: number, N: number, batches: number, L: Launch
   return M >= big.BM && N >= big.BN && blocks >= L.multiprocessors ? big : MATMUL_TILES.small;
 }
 
+/** out = a·b: through the launcher's vendor GEMM where it has one that takes the views, else our kernel. */
 export function launchMatmul(L: Launcher, a: View, b: View, out: View): void {
   if (a.dtype !== b.dtype || a.dtype !== out.dtype)
     throw new Error(
@@ -175,6 +177,11 @@ export function launchMatmul(L: Launcher, a: View, b: View, out: View): void {
   const batchShape = out.shape.slice(0, rank - 2);
   const nBatch = sizeOf(batchShape);
   if (M === 0 || N === 0 || nBatch === 0) return;
+  const plan = L.gemm ? planGemm(a, b, out) : undefined;
+  if (plan) {
+    L.gemm?.(plan, { a: ptrOf(a), b: ptrOf(b), out: ptrOf(out) });
+    return;
+  }
   const outBatch = out.strides.slice(0, rank - 2);
   const walk = coalesce(batchShape, [a.strides.slice(0, rank - 2), b.strides.slice(0, rank - 2), outBatch]);
   const realRank = walk.shape.filter((d) => d !== 1).length;
