@@ -16,7 +16,7 @@ import { mkdir, readFile, readdir, rename, rm, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { type Generator, type Tensor, dispose, noGrad } from '@agent-r1/tensor';
 import type { Module } from '../module.js';
-import type { GroupState, Optimizer, OptimizerState, ParamNames } from '../optim/optimizer.js';
+import type { Optimizer, OptimizerState, ParamNames } from '../optim/optimizer.js';
 import type { WeightAverage, WeightAverageState } from '../optim/weight-average.js';
 import { siblingTempPath, writeFileAtomic } from './atomic.js';
 import { parseSafetensors, serializeSafetensorsAsync } from './safetensors.js';
@@ -158,29 +158,26 @@ function generatorState(g: Generator): GeneratorState {
   return { key: [key[0], key[1]], counter };
 }
 
+/** A safetensors file of `tensors` whose metadata entry `key` holds `meta` as JSON. */
+function encodeWithMetadata(
+  tensors: Record<string, Tensor>,
+  key: string,
+  meta: unknown,
+): Promise<Uint8Array> {
+  return serializeSafetensorsAsync(tensors, { format: FORMAT, [key]: JSON.stringify(meta) });
+}
+
 /** Serializes everything first, so that a failure (a disposed tensor, state that is not JSON) writes nothing. */
 async function encodeCheckpoint(contents: SaveCheckpointOptions): Promise<Map<string, Uint8Array>> {
   const files = new Map<string, Uint8Array>();
   files.set(MODEL_FILE, await serializeSafetensorsAsync(stateDict(contents.model), { format: FORMAT }));
   if (contents.optimizer) {
     const { tensors, ...meta } = contents.optimizer.state(parameterNames(contents.model));
-    files.set(
-      OPTIMIZER_FILE,
-      await serializeSafetensorsAsync(tensors, {
-        format: FORMAT,
-        [OPTIMIZER_METADATA_KEY]: JSON.stringify(meta),
-      }),
-    );
+    files.set(OPTIMIZER_FILE, await encodeWithMetadata(tensors, OPTIMIZER_METADATA_KEY, meta));
   }
   if (contents.average) {
     const { tensors, ...meta } = contents.average.state(parameterNames(contents.model));
-    files.set(
-      AVERAGE_FILE,
-      await serializeSafetensorsAsync(tensors, {
-        format: FORMAT,
-        [AVERAGE_METADATA_KEY]: JSON.stringify(meta),
-      }),
-    );
+    files.set(AVERAGE_FILE, await encodeWithMetadata(tensors, AVERAGE_METADATA_KEY, meta));
   }
   const generators = Object.fromEntries(
     Object.entries(contents.generators ?? {}).map(([name, g]) => [name, generatorState(g)]),
@@ -267,6 +264,25 @@ async function readCheckpointFile(dir: string, name: string): Promise<Uint8Array
   }
 }
 
+type OptimizerMeta = Omit<OptimizerState, 'tensors'>;
+type AverageMeta = Omit<WeightAverageState, 'tensors'>;
+
+/** The tensors of `dir/name` and the JSON of its metadata entry `key` (an error names a missing entry). */
+async function readWithMetadata<M>(
+  dir: string,
+  name: string,
+  key: string,
+): Promise<{ tensors: Record<string, Tensor>; meta: M }> {
+  const path = join(dir, name);
+  const parsed = parseSafetensors(await readCheckpointFile(dir, name), { source: path });
+  const meta = parsed.metadata[key];
+  if (meta === undefined) {
+    dispose(parsed.tensors);
+    throw new Error(`loadCheckpoint: ${path} has no '${key}' metadata`);
+  }
+  return { tensors: parsed.tensors, meta: JSON.parse(meta) as M };
+}
+
 function parseStateFile(bytes: Uint8Array, path: string): StateFile {
   let state: StateFile;
   try {
@@ -294,28 +310,16 @@ export async function loadCheckpoint<S = unknown>(dir: string, options: LoadChec
     let optimizerState: OptimizerState | null = null;
     const names = parameterNames(options.model);
     if (options.optimizer) {
-      const optimizerPath = join(dir, OPTIMIZER_FILE);
-      const parsed = parseSafetensors(await readCheckpointFile(dir, OPTIMIZER_FILE), {
-        source: optimizerPath,
-      });
-      optimizerTensors = parsed.tensors;
-      const meta = parsed.metadata[OPTIMIZER_METADATA_KEY];
-      if (meta === undefined)
-        throw new Error(`loadCheckpoint: ${optimizerPath} has no '${OPTIMIZER_METADATA_KEY}' metadata`);
-      const { kind, step, groups } = JSON.parse(meta) as { kind: string; step: number; groups: GroupState[] };
-      optimizerState = { kind, step, groups, tensors: optimizerTensors };
+      const read = await readWithMetadata<OptimizerMeta>(dir, OPTIMIZER_FILE, OPTIMIZER_METADATA_KEY);
+      optimizerTensors = read.tensors;
+      optimizerState = { ...read.meta, tensors: optimizerTensors };
       options.optimizer.checkState(optimizerState, names);
     }
     let averageState: WeightAverageState | null = null;
     if (options.average) {
-      const averagePath = join(dir, AVERAGE_FILE);
-      const parsed = parseSafetensors(await readCheckpointFile(dir, AVERAGE_FILE), { source: averagePath });
-      averageTensors = parsed.tensors;
-      const meta = parsed.metadata[AVERAGE_METADATA_KEY];
-      if (meta === undefined)
-        throw new Error(`loadCheckpoint: ${averagePath} has no '${AVERAGE_METADATA_KEY}' metadata`);
-      const { decay, updates } = JSON.parse(meta) as { decay: number; updates: number };
-      averageState = { decay, updates, tensors: averageTensors };
+      const read = await readWithMetadata<AverageMeta>(dir, AVERAGE_FILE, AVERAGE_METADATA_KEY);
+      averageTensors = read.tensors;
+      averageState = { ...read.meta, tensors: averageTensors };
       options.average.checkState(averageState, names);
     }
     const positions: [Generator, number][] = [];
