@@ -6,7 +6,14 @@
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { AdamW, type TransformerLM, WeightAverage, loadCheckpoint, saveCheckpoint } from '@agent-r1/nn';
+import {
+  AdamW,
+  type TransformerLM,
+  WeightAverage,
+  loadCheckpoint,
+  readCheckpointState,
+  saveCheckpoint,
+} from '@agent-r1/nn';
 import { Generator } from '@agent-r1/tensor';
 import type { Trajectory } from '../mdp/trajectory.js';
 import type { AgentTask } from '../tasks/task.js';
@@ -91,12 +98,13 @@ export async function warmStart<E>(
   if (config.checkpoint.resume && existsSync(join(dir, 'state.json'))) {
     // A stage that finished with a weight average saved the average alone: its output, not a point to
     // continue training from.
-    const saved = await loadCheckpoint<WarmStartState>(dir, { model: policy });
+    const saved = await readCheckpointState<WarmStartState>(dir);
     if (saved.averaged && saved.step < sft.steps)
       throw new Error(
         `warm start: ${dir} finished at step ${saved.step} and holds the average of its weights (sft.emaDecay); it cannot be continued to ${sft.steps} steps: use another checkpoint.dir, or checkpoint.resume=false to start over`,
       );
     if (saved.step >= sft.steps) {
+      await loadCheckpoint(dir, { model: policy });
       log(`warm start: ${dir} is complete (step ${saved.step})`);
       release();
       return;

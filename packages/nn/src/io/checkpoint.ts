@@ -295,6 +295,11 @@ function parseStateFile(bytes: Uint8Array, path: string): StateFile {
   return state;
 }
 
+/** The trainer's JSON state of a checkpoint (state.json alone: no tensors are read). */
+export async function readCheckpointState<S = unknown>(dir: string): Promise<S> {
+  return parseStateFile(await readCheckpointFile(dir, STATE_FILE), join(dir, STATE_FILE)).state as S;
+}
+
 /**
  * Loads a checkpoint written by saveCheckpoint into an existing model (and optimizer, and generators),
  * checking everything before changing anything, and returns the trainer's JSON state.

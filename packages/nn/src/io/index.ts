@@ -12,6 +12,7 @@ export {
 export {
   saveCheckpoint,
   loadCheckpoint,
+  readCheckpointState,
   loadStateDict,
   compareStateDict,
   stateDict,
