@@ -63,14 +63,17 @@ export class WeightAverage {
     });
   }
 
+  /** Parameter i's name in `names`; a parameter the names leave out cannot be saved or matched. */
+  private nameOf(names: ParamNames, i: number, call: string): string {
+    const name = names.get(this.params[i]);
+    if (name === undefined) throw new Error(`WeightAverage.${call}: parameter ${i} has no name`);
+    return name;
+  }
+
   /** The live sums by parameter name (serialize before the next update; never dispose them). */
   state(names: ParamNames): WeightAverageState {
     const tensors: Record<string, Tensor> = {};
-    this.params.forEach((p, i) => {
-      const name = names.get(p);
-      if (name === undefined) throw new Error(`WeightAverage.state: parameter ${i} has no name`);
-      tensors[name] = this.sums[i];
-    });
+    for (let i = 0; i < this.params.length; i++) tensors[this.nameOf(names, i, 'state')] = this.sums[i];
     return { decay: this.decay, updates: this.count, tensors };
   }
 
@@ -81,7 +84,7 @@ export class WeightAverage {
     if (!(Number.isInteger(state.updates) && state.updates >= 0))
       throw new Error(`WeightAverage.loadState: bad update count ${state.updates}`);
     this.params.forEach((p, i) => {
-      const name = names.get(p) ?? `${i}`;
+      const name = this.nameOf(names, i, 'loadState');
       const t = state.tensors[name];
       if (!t) throw new Error(`WeightAverage.loadState: no saved average for parameter '${name}'`);
       if (t.shape.length !== p.shape.length || t.shape.some((d, k) => d !== p.shape[k]))
@@ -96,7 +99,7 @@ export class WeightAverage {
     this.checkState(state, names);
     noGrad(() =>
       this.params.forEach((p, i) => {
-        const t = state.tensors[names.get(p) ?? `${i}`];
+        const t = state.tensors[this.nameOf(names, i, 'loadState')];
         const onDevice = t.device === p.device ? t : t.to(p.device);
         this.sums[i].copy_(onDevice);
         if (onDevice !== t) onDevice.dispose();
