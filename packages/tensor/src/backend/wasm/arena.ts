@@ -9,7 +9,8 @@
  * (the op layer fills what a kernel accumulates into), and every kernel writes all of its output, so a
  * zeroing pass would only cost a write of every tensor. `poisonBlocks` fills every block it hands out
  * with NaN, for tests: a kernel that read an element it did not write would then turn its results NaN
- * (fresh blocks too: their zeros would hide such a read).
+ * (fresh blocks too: their zeros would hide such a read); and every block given back, so that a read
+ * through an array whose storage was already freed turns NaN as well.
  */
 import type { Float32Arena } from '../cpu/storage.js';
 import { type WasmRuntime, getWasmRuntime } from './runtime.js';
@@ -47,6 +48,7 @@ function makeArena(rt: WasmRuntime): Float32Arena {
       const address = rt.addressOf(data);
       if (address === undefined)
         throw new Error('wasm arena: freeing an array that is not in the wasm memory');
+      if (poison) data.fill(Number.NaN);
       rt.heap.release(address, data.byteLength);
     },
   };
