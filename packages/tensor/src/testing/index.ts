@@ -9,3 +9,13 @@ export {
   type ShapeConstraints,
   type ValueConstraints,
 } from './arbitraries.js';
+export {
+  traceKernels,
+  firstDivergence,
+  formatTracedCall,
+  parseTracedCall,
+  type KernelTrace,
+  type TracedCall,
+  type TracedOperand,
+  type Divergence,
+} from './kernel-trace.js';
