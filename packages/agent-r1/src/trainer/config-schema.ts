@@ -140,7 +140,12 @@ const SCHEMA: Field = obj<TrainConfig>({
     corpus: { kind: 'string' },
   }),
   checkpoint: obj<CheckpointConfig>({ dir: str, every: int(0), resume: bool }),
-  log: obj<LogConfig>({ dir: str, progress: oneOf('auto', 'bar', 'lines', 'none') }),
+  log: obj<LogConfig>({
+    dir: str,
+    progress: oneOf('auto', 'bar', 'lines', 'none'),
+    traceKernels: { kind: 'string' },
+    traceSteps: { kind: 'string' },
+  }),
 });
 
 /** A configuration error; `key` is the full dotted path it concerns, when it concerns one. */
@@ -331,6 +336,21 @@ function checkRelations(c: TrainConfig): void {
       'train.microBatchSize',
       `(${c.train.microBatchSize}) must be <= "train.miniBatchSize" (${c.train.miniBatchSize})`,
     );
+  traceStepRange(c.log.traceSteps);
+}
+
+/** "first-last", "n" or '' (every step) → the inclusive range of steps. */
+export function traceStepRange(spec: string): [number, number] {
+  if (spec.trim() === '') return [1, Number.POSITIVE_INFINITY];
+  const match = /^\s*(\d+)\s*(?:-\s*(\d+)\s*)?$/.exec(spec);
+  const first = Number(match?.[1]);
+  const last = match?.[2] === undefined ? first : Number(match[2]);
+  if (!match || first < 1 || last < first)
+    throw new ConfigError(
+      `log.traceSteps must be "first-last" or one step (steps count from 1), got "${spec}"`,
+      'log.traceSteps',
+    );
+  return [first, last];
 }
 
 /** Validates a complete config (types, ranges, enums, unknown keys, relations between keys). */

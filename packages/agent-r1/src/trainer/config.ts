@@ -195,6 +195,13 @@ export interface LogConfig {
   /** Where metrics.jsonl and the plots go. */
   dir: string;
   progress: ProgressMode;
+  /**
+   * A file to write a trace of every kernel call of the RL steps `traceSteps` to, one call a line
+   * (`traceKernels` of @agent-r1/tensor/testing: compare two runs' files with `firstDivergence`); '' off.
+   */
+  traceKernels: string;
+  /** The RL steps to trace: "first-last", or one step; '' every step. */
+  traceSteps: string;
 }
 
 export interface TrainConfig {
@@ -309,7 +316,7 @@ export const DEFAULT_CONFIG: TrainConfig = {
   },
   eval: { every: 25, examples: 64, table: true, testExamples: 0, questions: '', corpus: '' },
   checkpoint: { dir: 'runs/agent-r1/checkpoints', every: 50, resume: false },
-  log: { dir: 'runs/agent-r1', progress: 'auto' },
+  log: { dir: 'runs/agent-r1', progress: 'auto', traceKernels: '', traceSteps: '' },
 };
 
 export { presets } from './config-presets.js';

@@ -22,6 +22,7 @@ import { rlPromptPool } from './prompt-pool.js';
 import { createProgress } from './progress.js';
 import { rlRenamings } from './rl-renaming.js';
 import { type RlContext, type StepMetrics, rlStep } from './rl-step.js';
+import { kernelTraceLog } from './kernel-trace-log.js';
 import { warmStart } from './warm-start.js';
 
 export interface TrainResult {
@@ -127,6 +128,7 @@ export async function trainAgent<E>(
   }
   const progress = createProgress({ label: `rl (${config.algorithm.name})`, mode: config.log.progress });
   progress.start(config.train.steps, {}, state.step);
+  const tracer = kernelTraceLog(config);
   for (let step = state.step + 1; step <= config.train.steps; step++) {
     const examples = sampleExamples(prompts, config.train.promptsPerStep, dataGenerator, promptWeights);
     const lr = config.train.lr * lrScale(step - 1);
@@ -144,7 +146,9 @@ export async function trainAgent<E>(
       }
       return more;
     };
+    tracer?.begin(step);
     const { metrics } = await rlStep(ctx, examples, lr, drawMore);
+    tracer?.end(step);
     const record: StepMetrics = { ...metrics };
     if (config.eval.every > 0 && step % config.eval.every === 0 && validation.length > 0) {
       const e = await runEval(step);
@@ -158,6 +162,7 @@ export async function trainAgent<E>(
     if (config.checkpoint.every > 0 && step % config.checkpoint.every === 0) await save();
   }
   progress.stop();
+  tracer?.close();
   metricsLog.close();
   if (validation.length > 0 && result.evaluations.at(-1)?.step !== state.step) await runEval(state.step);
   await save();

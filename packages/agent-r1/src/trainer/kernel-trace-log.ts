@@ -1,0 +1,55 @@
+/**
+ * `log.traceKernels`: a trace of every kernel call of chosen RL steps, written to a file one call a line,
+ * so that two runs that should be identical (one and two threads, before and after a change) can be
+ * compared call by call with `firstDivergence` (@agent-r1/tensor/testing). Lines are written
+ * synchronously in batches: a training step may never yield to the event loop, where a stream's writes
+ * would wait.
+ */
+import { closeSync, openSync, writeSync } from 'node:fs';
+import { type KernelTrace, formatTracedCall, traceKernels } from '@agent-r1/tensor/testing';
+import { traceStepRange } from './config-schema.js';
+import type { TrainConfig } from './config.js';
+
+export interface StepTracer {
+  /** Starts tracing if `step` is in the range (and it is not already on). */
+  begin(step: number): void;
+  /** Stops tracing after the range's last step; writes what is pending. */
+  end(step: number): void;
+  close(): void;
+}
+
+/** The tracer `config.log` asks for, or null when `log.traceKernels` is ''. */
+export function kernelTraceLog(config: Pick<TrainConfig, 'log' | 'backend'>): StepTracer | null {
+  const path = config.log.traceKernels;
+  if (path === '') return null;
+  const [first, last] = traceStepRange(config.log.traceSteps);
+  const fd = openSync(path, 'w');
+  let pending: string[] = [];
+  const flush = () => {
+    if (pending.length > 0) writeSync(fd, pending.join(''));
+    pending = [];
+  };
+  let trace: KernelTrace | null = null;
+  const stop = () => {
+    trace?.stop();
+    trace = null;
+    flush();
+  };
+  return {
+    begin(step) {
+      if (trace || step < first || step > last) return;
+      trace = traceKernels((call) => {
+        pending.push(`${formatTracedCall(call)}\n`);
+        if (pending.length >= 4096) flush();
+      }, config.backend);
+    },
+    end(step) {
+      if (step >= last) stop();
+      else flush();
+    },
+    close() {
+      stop();
+      closeSync(fd);
+    },
+  };
+}
