@@ -147,7 +147,10 @@ export async function trainAgent<E>(
       return more;
     };
     tracer?.begin(step);
-    const { metrics } = await rlStep(ctx, examples, lr, drawMore);
+    const { metrics } = await rlStep(ctx, examples, lr, drawMore).catch((error) => {
+      tracer?.close(); // leaves the kernels untraced for whoever catches the error
+      throw error;
+    });
     tracer?.end(step);
     const record: StepMetrics = { ...metrics };
     if (config.eval.every > 0 && step % config.eval.every === 0 && validation.length > 0) {

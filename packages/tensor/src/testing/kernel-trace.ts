@@ -181,7 +181,10 @@ export interface Divergence {
   inputsEqual: boolean;
 }
 
-/** The first call at which two traces of runs that should be identical differ, or null. */
+/**
+ * The first call at which two traces of runs that should be identical differ, or null when they agree
+ * over the shorter one's length.
+ */
 export function firstDivergence(a: Iterable<TracedCall>, b: Iterable<TracedCall>): Divergence | null {
   const ib = b[Symbol.iterator]();
   let index = 0;
