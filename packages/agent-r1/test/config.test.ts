@@ -98,7 +98,12 @@ describe('files', () => {
     const json = file('c.json', JSON.stringify({ rollout: { temperature: 0.7, topP: 0.9 }, task: 'secret' }));
     expect(resolveConfig({ file: y }).algorithm).toMatchObject({ name: 'rloo', klType: 'k3' });
     expect(resolveConfig({ file: y }).model.tiedEmbeddings).toBe(false);
-    expect(resolveConfig({ file: yml }).log).toEqual({ dir: 'out/b', progress: 'lines' });
+    expect(resolveConfig({ file: yml }).log).toEqual({
+      dir: 'out/b',
+      progress: 'lines',
+      traceKernels: '',
+      traceSteps: '',
+    });
     const c = resolveConfig({ file: json });
     expect(c.rollout.temperature).toBe(0.7);
     expect(c.rollout.topP).toBe(0.9);
