@@ -239,3 +239,51 @@ describe('loadHandlers', () => {
     await expect(loadHandlers(wrong)).rejects.toThrow('must export "handlers"');
   });
 });
+
+describe('compare-traces', () => {
+  const call = (seq: number, kernel: string, out: string, input = 'aaaaaaaa:4') =>
+    `${seq} ${kernel} 0:2x2:${input}>${input} 1:2x2:00000000:4>${out}\n`;
+  const write = (name: string, text: string) => {
+    const file = join(dir, name);
+    writeFileSync(file, text);
+    return file;
+  };
+
+  it('says the traces agree (exit 0), or where they part and why (exit 1)', async () => {
+    const a = write('a.trace', call(0, 'matmul', '11111111:4') + call(1, 'unary/exp', '22222222:4'));
+    const same = write('same.trace', call(0, 'matmul', '11111111:4') + call(1, 'unary/exp', '22222222:4'));
+    expect(await cli(['compare-traces', a, same])).toMatchObject({
+      code: 0,
+      out: 'the traces agree over 2 calls\n',
+    });
+    // Same inputs, another result: the call itself is the culprit.
+    const other = write('other.trace', call(0, 'matmul', '11111111:4') + call(1, 'unary/exp', '33333333:4'));
+    const parted = await cli(['compare-traces', a, other]);
+    expect(parted.code).toBe(1);
+    expect(parted.out).toContain(
+      'the traces part at call 1: operand(s) 1 differ while every input was equal',
+    );
+    expect(parted.out).toContain(`${other}: 1 unary/exp`);
+    // Another input: the cause is earlier.
+    const input = write('input.trace', call(0, 'matmul', '44444444:4', 'bbbbbbbb:4'));
+    expect((await cli(['compare-traces', a, input])).out).toContain('so did an input: the cause is earlier');
+    // A different kernel at the same place; and a shorter trace compared over its length.
+    const kernel = write('kernel.trace', call(0, 'softmax', '11111111:4'));
+    expect((await cli(['compare-traces', a, kernel])).out).toContain('call different kernels');
+    const short = write('short.trace', call(0, 'matmul', '11111111:4'));
+    expect((await cli(['compare-traces', a, short])).out).toContain(
+      `the traces agree over the first 1 calls (${a}: 2, ${short}: 1)`,
+    );
+  });
+
+  it('names a file it cannot read, and the line it cannot parse', async () => {
+    const a = write('ok.trace', call(0, 'matmul', '11111111:4'));
+    const missing = await cli(['compare-traces', a, join(dir, 'nope.trace')]);
+    expect(missing.code).toBe(1);
+    expect(missing.err).toContain(`compare-traces: cannot read ${join(dir, 'nope.trace')}`);
+    const bad = write('bad.trace', `${call(0, 'matmul', '11111111:4')}1 matmul 0:2x2\n`);
+    expect((await cli(['compare-traces', a, bad])).code).toBe(0); // agrees over the common first call
+    const badFirst = write('bad-first.trace', '0 matmul 0:2x2\n');
+    expect((await cli(['compare-traces', a, badFirst])).err).toContain(`${badFirst}:1: parseTracedCall`);
+  });
+});

@@ -1,7 +1,7 @@
 /**
- * The `agent-r1` command line: subcommands train, eval, chat and serve-search, the shared options
- * --config / --preset / --backend / --checkpoint, and trailing `key.sub=value` config overrides. It parses,
- * resolves the config and dispatches to handlers; what the commands do lives in the handlers.
+ * The `agent-r1` command line: subcommands train, eval, chat, serve-search and compare-traces, the shared
+ * options --config / --preset / --backend / --checkpoint, and trailing `key.sub=value` config overrides.
+ * It parses, resolves the config and dispatches to handlers; what the commands do lives in the handlers.
  */
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
@@ -169,6 +169,18 @@ export async function runCli(
       } satisfies ServeSearchContext),
     )(overrides, opts),
   );
+
+  program
+    .command('compare-traces')
+    .description('where two kernel traces (log.traceKernels) part: exit code 0 if they agree, 1 if not')
+    .argument('<a>', 'a trace file')
+    .argument('<b>', 'the trace file to compare it with')
+    .action(async (a: string, b: string) => {
+      const { compareTraceFiles } = await import('../trainer/compare-traces.js');
+      const { report, diverged } = compareTraceFiles(a, b);
+      stdout.write(report);
+      if (diverged) exitCode = 1;
+    });
 
   try {
     await program.parseAsync([...argv], { from: 'user' });
