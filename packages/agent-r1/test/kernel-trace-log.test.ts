@@ -3,14 +3,16 @@
  * one parseable call a line; two runs of one seed give the same trace, another seed a divergent one; a bad
  * step range is a config error naming the key.
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { getBackend, registerBackend } from '@agent-r1/tensor';
 import { type TracedCall, firstDivergence, parseTracedCall } from '@agent-r1/tensor/testing';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createTask } from '../src/tasks/index.js';
 import { resolveConfig } from '../src/trainer/config.js';
 import { traceStepRange } from '../src/trainer/config-schema.js';
+import { kernelTraceLog } from '../src/trainer/kernel-trace-log.js';
 import { trainAgent } from '../src/trainer/trainer.js';
 
 const root = mkdtempSync(join(tmpdir(), 'agent-r1-trace-'));
@@ -67,6 +69,14 @@ describe('log.traceKernels', () => {
     expect(firstDivergence(two, twoThree)).toBeNull();
     const otherSeed = await tracedRun('d', ['log.traceSteps=2', 'seed=1']);
     expect(firstDivergence(two, otherSeed)).not.toBeNull();
+  });
+
+  it('a backend that cannot be traced stops the run before it trains, naming the backend', () => {
+    const c = config('f', []);
+    const { readSync, ...rest } = getBackend('cpu');
+    registerBackend('untraceable', { ...rest, name: 'untraceable' });
+    expect(() => kernelTraceLog({ ...c, backend: 'untraceable' })).toThrow(/untraceable backend cannot read/);
+    expect(existsSync(c.log.traceKernels)).toBe(false);
   });
 
   it('a step range that is not "first-last" or one step is an error naming log.traceSteps', () => {

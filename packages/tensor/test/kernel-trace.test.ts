@@ -11,6 +11,7 @@ import {
   layerNorm,
   logSoftmax,
   matmul,
+  registerBackend,
   registerKernel,
   relu,
   scaledDotProductAttention,
@@ -26,6 +27,7 @@ import {
 } from '../src/backend/wasm/index.js';
 import {
   type TracedCall,
+  assertTraceable,
   firstDivergence,
   formatTracedCall,
   parseTracedCall,
@@ -144,6 +146,14 @@ describe('traceKernels', () => {
     expect(firstDivergence(reference, reordered)?.kind).toBe(
       reference[0].kernel === reference[1].kernel ? 'result' : 'kernel',
     );
+  });
+
+  test('a backend that cannot read synchronously is refused by name', () => {
+    const { readSync, ...rest } = getBackend('cpu');
+    registerBackend('no-sync-read', { ...rest, name: 'no-sync-read' });
+    expect(() => traceKernels(() => {}, 'no-sync-read')).toThrow(/no-sync-read backend cannot read/);
+    expect(() => assertTraceable('no-sync-read')).toThrow(/trace on cpu or cuda/);
+    expect(assertTraceable('cpu').name).toBe('cpu');
   });
 
   test('one tracer per backend at a time', () => {

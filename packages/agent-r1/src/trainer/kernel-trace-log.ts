@@ -6,7 +6,7 @@
  * would wait.
  */
 import { closeSync, openSync, writeSync } from 'node:fs';
-import { type KernelTrace, formatTracedCall, traceKernels } from '@agent-r1/tensor/testing';
+import { type KernelTrace, assertTraceable, formatTracedCall, traceKernels } from '@agent-r1/tensor/testing';
 import { traceStepRange } from './config-schema.js';
 import type { TrainConfig } from './config.js';
 
@@ -18,11 +18,15 @@ export interface StepTracer {
   close(): void;
 }
 
-/** The tracer `config.log` asks for, or null when `log.traceKernels` is ''. */
+/**
+ * The tracer `config.log` asks for, or null when `log.traceKernels` is ''. Made before the run trains
+ * anything, so a backend that cannot be traced or a file that cannot be written stops it at once.
+ */
 export function kernelTraceLog(config: Pick<TrainConfig, 'log' | 'backend'>): StepTracer | null {
   const path = config.log.traceKernels;
   if (path === '') return null;
   const [first, last] = traceStepRange(config.log.traceSteps);
+  assertTraceable(config.backend);
   const fd = openSync(path, 'w');
   let pending: string[] = [];
   const flush = () => {

@@ -48,6 +48,7 @@ export async function trainAgent<E>(
   const log = options.log ?? (() => {});
   // Before anything is built or trained: a bad `train.groups` or `train.balanceKinds` stops here.
   const prompts = rlPromptPool(task, config.train.groups);
+  const tracer = kernelTraceLog(config);
   const promptWeights =
     config.train.balanceKinds > 0
       ? kindWeights(task, prompts, config.train.balanceKinds, 'train.balanceKinds')
@@ -128,7 +129,6 @@ export async function trainAgent<E>(
   }
   const progress = createProgress({ label: `rl (${config.algorithm.name})`, mode: config.log.progress });
   progress.start(config.train.steps, {}, state.step);
-  const tracer = kernelTraceLog(config);
   for (let step = state.step + 1; step <= config.train.steps; step++) {
     const examples = sampleExamples(prompts, config.train.promptsPerStep, dataGenerator, promptWeights);
     const lr = config.train.lr * lrScale(step - 1);

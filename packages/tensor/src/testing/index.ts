@@ -11,6 +11,7 @@ export {
 } from './arbitraries.js';
 export {
   traceKernels,
+  assertTraceable,
   firstDivergence,
   formatTracedCall,
   parseTracedCall,

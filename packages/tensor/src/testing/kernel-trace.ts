@@ -43,13 +43,19 @@ export interface KernelTrace {
 
 const tracing = new Set<string>();
 
-/** Traces every kernel call of `device` (default 'cpu') until `stop()`, handing each to `onCall`. */
-export function traceKernels(onCall: (call: TracedCall) => void, device = 'cpu'): KernelTrace {
+/** Throws, naming the backend, where its kernels cannot be traced (it has no synchronous read). */
+export function assertTraceable(device = 'cpu'): Backend {
   const backend = getBackend(device);
   if (!backend.readSync && backend.name !== 'cpu')
     throw new Error(
       `traceKernels: the ${device} backend cannot read its tensors synchronously; trace on cpu or cuda`,
     );
+  return backend;
+}
+
+/** Traces every kernel call of `device` (default 'cpu') until `stop()`, handing each to `onCall`. */
+export function traceKernels(onCall: (call: TracedCall) => void, device = 'cpu'): KernelTrace {
+  const backend = assertTraceable(device);
   if (tracing.has(device)) throw new Error(`traceKernels: the ${device} backend is already being traced`);
   tracing.add(device);
   const table = backend.kernels as unknown as Record<string, (...args: unknown[]) => unknown>;
