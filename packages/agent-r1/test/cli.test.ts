@@ -276,13 +276,24 @@ describe('compare-traces', () => {
     );
   });
 
+  it('streams traces larger than its read buffer (lines cut across chunks)', async () => {
+    const many = Array.from({ length: 40000 }, (_, i) => call(i, 'matmul', '11111111:4')).join('');
+    expect(many.length).toBeGreaterThan(1 << 21); // two read buffers of 1 MiB
+    const big = write('big.trace', many);
+    const copy = write('big-copy.trace', many);
+    expect((await cli(['compare-traces', big, copy])).out).toBe('the traces agree over 40000 calls\n');
+    const last = write('big-last.trace', many.replace(/11111111:4\n$/, '99999999:4\n'));
+    expect((await cli(['compare-traces', big, last])).out).toContain('part at call 39999');
+  });
+
   it('names a file it cannot read, and the line it cannot parse', async () => {
     const a = write('ok.trace', call(0, 'matmul', '11111111:4'));
     const missing = await cli(['compare-traces', a, join(dir, 'nope.trace')]);
     expect(missing.code).toBe(1);
     expect(missing.err).toContain(`compare-traces: cannot read ${join(dir, 'nope.trace')}`);
+    // A bad line past the common part is still read (to count the calls) and named.
     const bad = write('bad.trace', `${call(0, 'matmul', '11111111:4')}1 matmul 0:2x2\n`);
-    expect((await cli(['compare-traces', a, bad])).code).toBe(0); // agrees over the common first call
+    expect((await cli(['compare-traces', a, bad])).err).toContain(`${bad}:2: parseTracedCall: bad operand`);
     const badFirst = write('bad-first.trace', '0 matmul 0:2x2\n');
     expect((await cli(['compare-traces', a, badFirst])).err).toContain(`${badFirst}:1: parseTracedCall`);
   });

@@ -1,49 +1,78 @@
 /**
- * `agent-r1 compare-traces a b`: where two kernel traces (`log.traceKernels`) part, in words. The files
- * are read whole and parsed a line at a time as the comparison walks them.
+ * `agent-r1 compare-traces a b`: where two kernel traces (`log.traceKernels`) part, in words. Both files
+ * are streamed a line at a time (a trace of a whole run can be gigabytes), and the comparison stops at
+ * the first divergence.
  */
-import { readFileSync } from 'node:fs';
+import { closeSync, openSync, readSync } from 'node:fs';
+import { StringDecoder } from 'node:string_decoder';
 import {
-  type Divergence,
   type TracedCall,
   firstDivergence,
   formatTracedCall,
   parseTracedCall,
 } from '@agent-r1/tensor/testing';
 
-function* tracedCalls(text: string, file: string): Generator<TracedCall> {
-  let line = 0;
-  for (let start = 0; start < text.length; ) {
-    const end = text.indexOf('\n', start);
-    const stop = end < 0 ? text.length : end;
-    line++;
-    if (stop > start) {
-      try {
-        yield parseTracedCall(text.slice(start, stop));
-      } catch (e) {
-        throw new Error(`${file}:${line}: ${e instanceof Error ? e.message : e}`);
-      }
-    }
-    start = stop + 1;
-  }
-}
+const CHUNK = 1 << 20;
 
-function readTrace(file: string): string {
+/** The file's lines, read synchronously a megabyte at a time. */
+function* fileLines(file: string): Generator<string> {
+  let fd: number;
   try {
-    return readFileSync(file, 'utf8');
+    fd = openSync(file, 'r');
   } catch (e) {
     throw new Error(`compare-traces: cannot read ${file}: ${e instanceof Error ? e.message : e}`);
   }
+  try {
+    const buffer = Buffer.alloc(CHUNK);
+    const decoder = new StringDecoder('utf8');
+    let carry = '';
+    for (let n = readSync(fd, buffer); n > 0; n = readSync(fd, buffer)) {
+      const parts = (carry + decoder.write(buffer.subarray(0, n))).split('\n');
+      carry = parts.pop() ?? '';
+      yield* parts;
+    }
+    carry += decoder.end();
+    if (carry !== '') yield carry;
+  } finally {
+    closeSync(fd);
+  }
 }
 
-const count = (text: string) => (text.match(/\n/g)?.length ?? 0) + (text.endsWith('\n') || !text ? 0 : 1);
+/** The traced calls of a file, counted as they are read; a line that does not parse is named. */
+class TraceReader implements Iterable<TracedCall> {
+  count = 0;
+  private line = 0;
+  private readonly lines: Generator<string>;
+  constructor(readonly file: string) {
+    this.lines = fileLines(file);
+  }
+  *[Symbol.iterator](): Generator<TracedCall> {
+    for (const text of this.lines) {
+      this.line++;
+      if (text === '') continue;
+      let call: TracedCall;
+      try {
+        call = parseTracedCall(text);
+      } catch (e) {
+        throw new Error(`${this.file}:${this.line}: ${e instanceof Error ? e.message : e}`);
+      }
+      this.count++;
+      yield call;
+    }
+  }
+  /** Reads (and counts) what is left. */
+  drain(): number {
+    for (const _ of this);
+    return this.count;
+  }
+}
 
 /** The report, and whether the traces differ. */
 export function compareTraceFiles(a: string, b: string): { report: string; diverged: boolean } {
-  const [textA, textB] = [readTrace(a), readTrace(b)];
-  const d: Divergence | null = firstDivergence(tracedCalls(textA, a), tracedCalls(textB, b));
-  const [na, nb] = [count(textA), count(textB)];
+  const [ra, rb] = [new TraceReader(a), new TraceReader(b)];
+  const d = firstDivergence(ra, rb);
   if (!d) {
+    const [na, nb] = [ra.drain(), rb.drain()];
     const lengths =
       na === nb ? `${na} calls` : `the first ${Math.min(na, nb)} calls (${a}: ${na}, ${b}: ${nb})`;
     return { report: `the traces agree over ${lengths}\n`, diverged: false };
