@@ -103,6 +103,7 @@ describe('files', () => {
       progress: 'lines',
       traceKernels: '',
       traceSteps: '',
+      traceStage: 'rl',
     });
     const c = resolveConfig({ file: json });
     expect(c.rollout.temperature).toBe(0.7);

@@ -6,7 +6,7 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { getBackend, registerBackend } from '@agent-r1/tensor';
+import { getBackend, matmul, ones, registerBackend, tidy } from '@agent-r1/tensor';
 import { type TracedCall, firstDivergence, parseTracedCall } from '@agent-r1/tensor/testing';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createTask } from '../src/tasks/index.js';
@@ -69,6 +69,43 @@ describe('log.traceKernels', () => {
     expect(firstDivergence(two, twoThree)).toBeNull();
     const otherSeed = await tracedRun('d', ['log.traceSteps=2', 'seed=1']);
     expect(firstDivergence(two, otherSeed)).not.toBeNull();
+  });
+
+  it('traces warm-start steps when log.traceStage says so (and then no RL step)', async () => {
+    const stage = ['log.traceStage=warm-start', 'sft.steps=3', 'sft.demonstrations=8', 'sft.batchSize=8'];
+    const second = await tracedRun('w1', [...stage, 'log.traceSteps=2']);
+    const again = await tracedRun('w2', [...stage, 'log.traceSteps=2']);
+    const both = await tracedRun('w3', [...stage, 'log.traceSteps=2-3']);
+    expect(second.length).toBeGreaterThan(20);
+    expect(firstDivergence(second, again)).toBeNull();
+    expect(again.length).toBe(second.length);
+    expect(both.length).toBeGreaterThan(second.length);
+    // Only the chosen stage's steps are traced.
+    const c = config('stage', ['log.traceStage=warm-start', 'log.traceSteps=2']);
+    const tracer = kernelTraceLog(c);
+    const kernelCall = () => tidy(() => matmul(ones([4, 4]), ones([4, 4])).dataSync());
+    for (const [stage, step] of [
+      ['rl', 2],
+      ['warm-start', 1],
+      ['warm-start', 3],
+    ] as const) {
+      tracer?.begin(stage, step);
+      kernelCall();
+      tracer?.end(stage, step);
+    }
+    expect(readFileSync(c.log.traceKernels, 'utf8')).toBe('');
+    tracer?.begin('warm-start', 2);
+    kernelCall();
+    tracer?.end('warm-start', 2);
+    kernelCall();
+    tracer?.close();
+    // One matmul (the call inside step 2; not the one after it), and the fills that made its inputs.
+    const kernels = readFileSync(c.log.traceKernels, 'utf8')
+      .trim()
+      .split('\n')
+      .map((line) => parseTracedCall(line).kernel);
+    expect(kernels.filter((k) => k === 'matmul')).toHaveLength(1);
+    expect(() => config('bad-stage', ['log.traceStage=sft'])).toThrow(/log\.traceStage/);
   });
 
   it('a backend that cannot be traced stops the run before it trains, naming the backend', () => {

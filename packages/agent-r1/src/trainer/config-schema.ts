@@ -145,6 +145,7 @@ const SCHEMA: Field = obj<TrainConfig>({
     progress: oneOf('auto', 'bar', 'lines', 'none'),
     traceKernels: { kind: 'string' },
     traceSteps: { kind: 'string' },
+    traceStage: oneOf('rl', 'warm-start'),
   }),
 });
 

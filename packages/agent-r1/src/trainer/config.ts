@@ -191,17 +191,23 @@ export interface CheckpointConfig {
   resume: boolean;
 }
 
+/** The training stages whose steps `log.traceKernels` can trace. */
+export type TraceStage = 'rl' | 'warm-start';
+
 export interface LogConfig {
   /** Where metrics.jsonl and the plots go. */
   dir: string;
   progress: ProgressMode;
   /**
-   * A file to write a trace of every kernel call of the RL steps `traceSteps` to, one call a line
-   * (`traceKernels` of @agent-r1/tensor/testing: compare two runs' files with `firstDivergence`); '' off.
+   * A file to write a trace of every kernel call of the steps `traceSteps` of stage `traceStage` to, one
+   * call a line (`traceKernels` of @agent-r1/tensor/testing; `agent-r1 compare-traces` compares two); ''
+   * off.
    */
   traceKernels: string;
-  /** The RL steps to trace: "first-last", or one step; '' every step. */
+  /** The steps to trace: "first-last", or one step; '' every step. */
   traceSteps: string;
+  /** The stage whose steps are traced. */
+  traceStage: TraceStage;
 }
 
 export interface TrainConfig {
@@ -316,7 +322,7 @@ export const DEFAULT_CONFIG: TrainConfig = {
   },
   eval: { every: 25, examples: 64, table: true, testExamples: 0, questions: '', corpus: '' },
   checkpoint: { dir: 'runs/agent-r1/checkpoints', every: 50, resume: false },
-  log: { dir: 'runs/agent-r1', progress: 'auto', traceKernels: '', traceSteps: '' },
+  log: { dir: 'runs/agent-r1', progress: 'auto', traceKernels: '', traceSteps: '', traceStage: 'rl' },
 };
 
 export { presets } from './config-presets.js';

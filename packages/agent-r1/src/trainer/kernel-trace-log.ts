@@ -1,5 +1,6 @@
 /**
- * `log.traceKernels`: a trace of every kernel call of chosen RL steps, written to a file one call a line,
+ * `log.traceKernels`: a trace of every kernel call of chosen steps of one stage (`log.traceStage`: RL or
+ * the warm start), written to a file one call a line,
  * so that two runs that should be identical (one and two threads, before and after a change) can be
  * compared call by call with `firstDivergence` (@agent-r1/tensor/testing). Lines are written
  * synchronously in batches: a training step may never yield to the event loop, where a stream's writes
@@ -8,13 +9,13 @@
 import { closeSync, openSync, writeSync } from 'node:fs';
 import { type KernelTrace, assertTraceable, formatTracedCall, traceKernels } from '@agent-r1/tensor/testing';
 import { traceStepRange } from './config-schema.js';
-import type { TrainConfig } from './config.js';
+import type { TraceStage, TrainConfig } from './config.js';
 
 export interface StepTracer {
-  /** Starts tracing if `step` is in the range (and it is not already on). */
-  begin(step: number): void;
+  /** Starts tracing if `step` of `stage` is in the range (and it is not already on). */
+  begin(stage: TraceStage, step: number): void;
   /** Stops tracing after the range's last step; writes what is pending. */
-  end(step: number): void;
+  end(stage: TraceStage, step: number): void;
   close(): void;
 }
 
@@ -40,14 +41,15 @@ export function kernelTraceLog(config: Pick<TrainConfig, 'log' | 'backend'>): St
     flush();
   };
   return {
-    begin(step) {
-      if (trace || step < first || step > last) return;
+    begin(stage, step) {
+      if (trace || stage !== config.log.traceStage || step < first || step > last) return;
       trace = traceKernels((call) => {
         pending.push(`${formatTracedCall(call)}\n`);
         if (pending.length >= 4096) flush();
       }, config.backend);
     },
-    end(step) {
+    end(stage, step) {
+      if (stage !== config.log.traceStage) return;
       if (step >= last) stop();
       else flush();
     },

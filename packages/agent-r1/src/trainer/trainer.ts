@@ -82,7 +82,10 @@ export async function trainAgent<E>(
       await initPolicy(policy, config.init);
       log(`initialised the policy from ${config.init}`);
     }
-    await warmStart(config, task, policy, log);
+    await warmStart(config, task, policy, log, tracer).catch((error) => {
+      tracer?.close();
+      throw error;
+    });
     state.warmStarted = true;
   }
   const usesReference = config.algorithm.klCoef > 0;
@@ -146,12 +149,12 @@ export async function trainAgent<E>(
       }
       return more;
     };
-    tracer?.begin(step);
+    tracer?.begin('rl', step);
     const { metrics } = await rlStep(ctx, examples, lr, drawMore).catch((error) => {
       tracer?.close(); // leaves the kernels untraced for whoever catches the error
       throw error;
     });
-    tracer?.end(step);
+    tracer?.end('rl', step);
     const record: StepMetrics = { ...metrics };
     if (config.eval.every > 0 && step % config.eval.every === 0 && validation.length > 0) {
       const e = await runEval(step);

@@ -17,6 +17,7 @@ import {
 import { Generator } from '@agent-r1/tensor';
 import type { Trajectory } from '../mdp/trajectory.js';
 import type { AgentTask } from '../tasks/task.js';
+import type { StepTracer } from './kernel-trace-log.js';
 import type { TrainConfig } from './config.js';
 import {
   type Demonstration,
@@ -80,6 +81,7 @@ export async function warmStart<E>(
   task: AgentTask<E>,
   policy: TransformerLM,
   log: (line: string) => void,
+  tracer: StepTracer | null = null,
 ): Promise<void> {
   const { sft, rollout: limits } = config;
   if (sft.steps === 0) return;
@@ -181,6 +183,7 @@ export async function warmStart<E>(
     const batch = queue.shift()!;
     if (step < state.step) continue;
     const lr = sft.lr * lrScale(step + 1);
+    tracer?.begin('warm-start', step + 1);
     const result = sftStep(
       policy,
       optimizer,
@@ -192,6 +195,7 @@ export async function warmStart<E>(
         lr,
       },
     );
+    tracer?.end('warm-start', step + 1);
     average?.update();
     state = { step: step + 1 };
     metrics.append(step + 1, {
