@@ -14,6 +14,7 @@ import { resolveConfig } from '../src/trainer/config.js';
 import { traceStepRange } from '../src/trainer/config-schema.js';
 import { kernelTraceLog } from '../src/trainer/kernel-trace-log.js';
 import { trainAgent } from '../src/trainer/trainer.js';
+import { TINY_MODEL } from './support/tiny-model.js';
 
 const root = mkdtempSync(join(tmpdir(), 'agent-r1-trace-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -22,11 +23,7 @@ function config(name: string, extra: string[]) {
   return resolveConfig({
     overrides: [
       'task=reveal',
-      'model.dModel=16',
-      'model.layers=1',
-      'model.heads=2',
-      'model.kvHeads=1',
-      'model.maxLength=16',
+      ...TINY_MODEL,
       'rollout.n=4',
       'rollout.maxTurns=2',
       'rollout.maxTokensPerTurn=4',

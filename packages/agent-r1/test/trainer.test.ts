@@ -6,6 +6,7 @@ import { createTask } from '../src/tasks/index.js';
 import { type TrainConfig, resolveConfig } from '../src/trainer/config.js';
 import type { StepMetrics } from '../src/trainer/rl-step.js';
 import { trainAgent } from '../src/trainer/trainer.js';
+import { TINY_MODEL } from './support/tiny-model.js';
 
 const root = mkdtempSync(join(tmpdir(), 'agent-r1-trainer-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -23,11 +24,7 @@ function config(
       'task=reveal',
       `algorithm.name=${algorithm}`,
       'algorithm.klCoef=0.01',
-      'model.dModel=16',
-      'model.layers=1',
-      'model.heads=2',
-      'model.kvHeads=1',
-      'model.maxLength=16',
+      ...TINY_MODEL,
       'rollout.n=4',
       'rollout.maxTurns=3',
       'rollout.maxTokensPerTurn=4',
