@@ -274,6 +274,13 @@ describe('compare-traces', () => {
     expect((await cli(['compare-traces', a, short])).out).toContain(
       `the traces agree over the first 1 calls (${a}: 2, ${short}: 1)`,
     );
+    // The longer trace's calls past the comparison are counted too, whichever side it is on.
+    const longer = write(
+      'longer.trace',
+      call(0, 'matmul', '11111111:4') + call(1, 'unary/exp', '22222222:4').repeat(3),
+    );
+    expect((await cli(['compare-traces', longer, short])).out).toContain(`(${longer}: 4, ${short}: 1)`);
+    expect((await cli(['compare-traces', short, longer])).out).toContain(`(${short}: 1, ${longer}: 4)`);
   });
 
   it('streams traces larger than its read buffer (lines cut across chunks)', async () => {

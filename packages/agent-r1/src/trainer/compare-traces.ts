@@ -47,7 +47,10 @@ class TraceReader implements Iterable<TracedCall> {
     this.lines = fileLines(file);
   }
   *[Symbol.iterator](): Generator<TracedCall> {
-    for (const text of this.lines) {
+    // next() by hand, not for-of: a comparison that stops early must not close the file, which drain()
+    // goes on reading to count the calls left.
+    for (let next = this.lines.next(); !next.done; next = this.lines.next()) {
+      const text = next.value;
       this.line++;
       if (text === '') continue;
       let call: TracedCall;
@@ -65,6 +68,10 @@ class TraceReader implements Iterable<TracedCall> {
     for (const _ of this);
     return this.count;
   }
+  /** Closes the file without reading the rest. */
+  close(): void {
+    this.lines.return(undefined);
+  }
 }
 
 /** The report, and whether the traces differ. */
@@ -77,6 +84,8 @@ export function compareTraceFiles(a: string, b: string): { report: string; diver
       na === nb ? `${na} calls` : `the first ${Math.min(na, nb)} calls (${a}: ${na}, ${b}: ${nb})`;
     return { report: `the traces agree over ${lengths}\n`, diverged: false };
   }
+  ra.close();
+  rb.close();
   const what =
     d.kind === 'kernel'
       ? 'the runs call different kernels (or shapes) here'
