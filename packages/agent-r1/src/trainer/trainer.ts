@@ -49,6 +49,11 @@ export async function trainAgent<E>(
   // Before anything is built or trained: a bad `train.groups` or `train.balanceKinds` stops here.
   const prompts = rlPromptPool(task, config.train.groups);
   const tracer = kernelTraceLog(config);
+  // A stage that throws leaves the kernels untraced for whoever catches the error.
+  const stopTracing = (error: unknown): never => {
+    tracer?.close();
+    throw error;
+  };
   const promptWeights =
     config.train.balanceKinds > 0
       ? kindWeights(task, prompts, config.train.balanceKinds, 'train.balanceKinds')
@@ -82,10 +87,7 @@ export async function trainAgent<E>(
       await initPolicy(policy, config.init);
       log(`initialised the policy from ${config.init}`);
     }
-    await warmStart(config, task, policy, log, tracer).catch((error) => {
-      tracer?.close();
-      throw error;
-    });
+    await warmStart(config, task, policy, log, tracer).catch(stopTracing);
     state.warmStarted = true;
   }
   const usesReference = config.algorithm.klCoef > 0;
@@ -150,10 +152,7 @@ export async function trainAgent<E>(
       return more;
     };
     tracer?.begin('rl', step);
-    const { metrics } = await rlStep(ctx, examples, lr, drawMore).catch((error) => {
-      tracer?.close(); // leaves the kernels untraced for whoever catches the error
-      throw error;
-    });
+    const { metrics } = await rlStep(ctx, examples, lr, drawMore).catch(stopTracing);
     tracer?.end('rl', step);
     const record: StepMetrics = { ...metrics };
     if (config.eval.every > 0 && step % config.eval.every === 0 && validation.length > 0) {
