@@ -2,7 +2,8 @@
  * The CPU backend hands out reused wasm memory without clearing it (tensor's wasm/arena.ts): every kernel
  * writes all of its output and the op layer fills what a kernel accumulates into. Here a small multihop run
  * (warm start, then GRPO with rollouts through the KV cache) gives the same bits when every block of the wasm
- * memory is filled with NaN as it is handed out, so no kernel, layer or cache reads memory it did not write.
+ * memory is filled with NaN as it is handed out and as it is given back, freed blocks held back from reuse
+ * (64 MiB of them), so no kernel, layer or cache reads memory it did not write, or a tensor already freed.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -45,7 +46,7 @@ async function run(name: string, poison: boolean) {
   });
   await prepareBackend(config);
   const task = await createTask(config);
-  poisonWasmMemory(poison);
+  poisonWasmMemory(poison, { holdBackBytes: 64 * 2 ** 20 });
   try {
     const result = await trainAgent(config, task);
     const weights = [...result.policy.namedParameters()].map(([n, p]) => [n, Array.from(p.dataSync())]);

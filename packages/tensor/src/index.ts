@@ -42,6 +42,7 @@ export {
   nodeThreadHost,
   webWorkerHost,
   type WasmKernelOptions,
+  type WasmPoisonOptions,
   type ThreadHost,
   type WebWorkerGlobals,
 } from './backend/wasm/index.js';

@@ -165,6 +165,42 @@ describe.skipIf(!wasmSimdSupported())('tensors in the wasm memory', () => {
     z.dispose();
   });
 
+  test('poisoning with holdBackBytes keeps freed blocks out of reuse (NaN) until that many bytes wait', () => {
+    enableWasmKernels();
+    const backend = T.getBackend('cpu');
+    const heap = getWasmRuntime().heap;
+    const block = 4 * 4096;
+    const before = heap.stats().inUse;
+    poisonBlocks(true, { holdBackBytes: 2 * block });
+    try {
+      const a = backend.alloc('float32', 4096) as CpuStorage;
+      const kept = a.data;
+      const at = getWasmRuntime().addressOf(kept);
+      backend.free(a);
+      // Without a hold-back the next block would be a's (the test above); here it is elsewhere, and a read
+      // through the freed array still meets NaN.
+      const b = backend.alloc('float32', 4096) as CpuStorage;
+      expect(getWasmRuntime().addressOf(b.data)).not.toBe(at);
+      b.data.fill(3);
+      expect(kept.every(Number.isNaN)).toBe(true);
+      const c = backend.alloc('float32', 4096) as CpuStorage;
+      expect(heap.stats().inUse).toBe(before + 3 * block);
+      // a and b wait (2 blocks); a third freed block gives the oldest, a's, back to the allocator.
+      backend.free(b);
+      expect(heap.stats().inUse).toBe(before + 3 * block);
+      backend.free(c);
+      expect(heap.stats().inUse).toBe(before + 2 * block);
+      const d = backend.alloc('float32', 4096) as CpuStorage;
+      expect(getWasmRuntime().addressOf(d.data)).toBe(at);
+      backend.free(d);
+      expect(() => poisonBlocks(true, { holdBackBytes: -1 })).toThrow(/holdBackBytes must be ≥ 0, got -1/);
+    } finally {
+      poisonBlocks(false);
+    }
+    // Turning poisoning off gives every held block back.
+    expect(heap.stats().inUse).toBe(before);
+  });
+
   /**
    * Every kernel that uses operands in place, forward and backward: matmul (output rows a multiple of 4 or
    * not), elementwise (relu, mul), softmax, logprobs, layer norm, attention, and an AdamW step. Inputs are made with the

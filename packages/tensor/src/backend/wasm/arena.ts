@@ -10,7 +10,9 @@
  * zeroing pass would only cost a write of every tensor. `poisonBlocks` fills every block it hands out
  * with NaN, for tests: a kernel that read an element it did not write would then turn its results NaN
  * (fresh blocks too: their zeros would hide such a read); and every block given back, so that a read
- * through an array whose storage was already freed turns NaN as well.
+ * through an array whose storage was already freed turns NaN as well. Since the allocator reuses a freed
+ * block at once (best fit), such a read would mostly see the next tensor's values instead: `holdBackBytes`
+ * keeps freed blocks out of reuse, oldest first given back, until that many bytes are waiting.
  */
 import type { Float32Arena } from '../cpu/storage.js';
 import { type WasmRuntime, getWasmRuntime } from './runtime.js';
@@ -20,6 +22,10 @@ export const MIN_RESIDENT = 1024;
 
 let arena: Float32Arena | undefined;
 let poison = false;
+let holdBack = 0;
+/** Freed blocks held back from reuse while poisoning (address, bytes), oldest first, and their bytes. */
+const held: [address: number, bytes: number][] = [];
+let heldBytes = 0;
 
 /** The arena over the runtime's heap, or undefined where the memory is not shared. */
 export function wasmArena(): Float32Arena | undefined {
@@ -29,16 +35,45 @@ export function wasmArena(): Float32Arena | undefined {
   return arena;
 }
 
-/** Whether blocks are filled with NaN as they are handed out (for tests; off by default). */
-export function poisonBlocks(on: boolean): void {
+export interface PoisonOptions {
+  /**
+   * Freed blocks wait (NaN-filled) until this many bytes of them are waiting before the oldest is reused,
+   * so that a read through a freed tensor meets NaN, not a newer tensor (default 0: reused at once).
+   */
+  holdBackBytes?: number;
+}
+
+/**
+ * Whether blocks are filled with NaN as they are handed out and given back (for tests; off by default).
+ * Turning it off gives the held-back blocks to the allocator.
+ */
+export function poisonBlocks(on: boolean, options: PoisonOptions = {}): void {
+  const bytes = options.holdBackBytes ?? 0;
+  if (!(bytes >= 0)) throw new Error(`poisonWasmMemory: holdBackBytes must be ≥ 0, got ${bytes}`);
   poison = on;
+  holdBack = on ? bytes : 0;
+  if (held.length > 0) giveBackHeld(getWasmRuntime(), holdBack);
+}
+
+/** Gives the held-back blocks to the heap, oldest first, until at most `limit` bytes wait. */
+function giveBackHeld(rt: WasmRuntime, limit: number): void {
+  while (heldBytes > limit) {
+    const [address, bytes] = held.shift() as [number, number];
+    heldBytes -= bytes;
+    rt.heap.release(address, bytes);
+  }
 }
 
 function makeArena(rt: WasmRuntime): Float32Arena {
   return {
     alloc(size: number): Float32Array | undefined {
       if (size < MIN_RESIDENT) return undefined;
-      const block = rt.heap.alloc(4 * size);
+      let block = rt.heap.alloc(4 * size);
+      if (!block && held.length > 0) {
+        // The memory is full: what is held back goes to the allocator before a tensor leaves for the JS heap.
+        giveBackHeld(rt, 0);
+        block = rt.heap.alloc(4 * size);
+      }
       if (!block) return undefined;
       const data = new Float32Array(rt.view().buffer, block.address, size);
       if (poison) data.fill(Number.NaN);
@@ -48,8 +83,14 @@ function makeArena(rt: WasmRuntime): Float32Arena {
       const address = rt.addressOf(data);
       if (address === undefined)
         throw new Error('wasm arena: freeing an array that is not in the wasm memory');
-      if (poison) data.fill(Number.NaN);
-      rt.heap.release(address, data.byteLength);
+      if (!poison) {
+        rt.heap.release(address, data.byteLength);
+        return;
+      }
+      data.fill(Number.NaN);
+      held.push([address, data.byteLength]);
+      heldBytes += data.byteLength;
+      giveBackHeld(rt, holdBack);
     },
   };
 }

@@ -18,7 +18,7 @@ import { adamw } from './optim.js';
 import { setThreads, wasmSimdSupported } from './runtime.js';
 import { logprobs, logprobsBackward, softmax, softmaxBackward } from './softmax.js';
 
-export { poisonBlocks as poisonWasmMemory } from './arena.js';
+export { poisonBlocks as poisonWasmMemory, type PoisonOptions as WasmPoisonOptions } from './arena.js';
 export { buildKernelModule } from './kernels.js';
 export type { ThreadHost } from './pool.js';
 export { nodeThreadHost } from './node-host.js';
