@@ -101,6 +101,30 @@ describe('traceKernels', () => {
     expect(calls.length).toBe(after);
   });
 
+  test('a hash covers the elements in row-major order, whatever the layout, and every one of them', () => {
+    // 5 × 7 elements: runs that do not start on a multiple of the hash's four lanes, and a tail.
+    const t = tensor(values(35, 4), { shape: [5, 7] });
+    const hashOf = (x: Tensor) =>
+      trace(() => getBackend('cpu').kernels.copy(x, tensor(new Float32Array(35), { shape: x.shape }))).map(
+        (c) => c.operands[0].before,
+      )[0];
+    const transposed = t.transpose(0, 1);
+    expect(hashOf(transposed)).toBe(hashOf(transposed.contiguous()));
+    expect(hashOf(transposed)).not.toBe(hashOf(t));
+    // Each element counts: one bit flipped anywhere, or two elements swapped, changes the hash.
+    const base = hashOf(t);
+    const data = t.dataSync() as Float32Array;
+    const bits = new Uint32Array(data.buffer);
+    for (let i = 0; i < 35; i++) {
+      const flipped = new Uint32Array(bits);
+      flipped[i] ^= 1 << (i % 32);
+      expect(hashOf(tensor(new Float32Array(flipped.buffer), { shape: [5, 7] }))).not.toBe(base);
+    }
+    const swapped = Float32Array.from(data);
+    [swapped[1], swapped[2]] = [swapped[2], swapped[1]];
+    expect(hashOf(tensor(swapped, { shape: [5, 7] }))).not.toBe(base);
+  });
+
   test('the same run twice gives the same trace; the text form reads back', () => {
     const one = trace(() => workload());
     const two = trace(() => workload());

@@ -8,7 +8,7 @@
  * Tracing wraps the backend's kernel table in place, so kernels registered while it runs (the wasm kernels,
  * say) are traced too, and `stop()` leaves the table as it would be without it. Reading operands needs a
  * synchronous read: the CPU backend (no copy) and CUDA (a blocking download per operand) have one, WebGPU
- * does not. Hashing reads every operand twice a call: a debugging tool, several times slower than the run.
+ * does not. Hashing reads every operand twice a call: a debugging tool, a few times slower than the run.
  */
 import type { Backend, View } from '../backend/backend.js';
 import { forEachRun } from '../backend/cpu/strided.js';
@@ -121,7 +121,15 @@ function viewsOf(args: unknown[]): [string, View][] {
   return found;
 }
 
-/** FNV-1a over the bit patterns of the view's elements in row-major order, and their count. */
+const FNV_OFFSET = 0x811c9dc5;
+const FNV_PRIME = 0x01000193;
+
+/**
+ * A hash of the bit patterns of the view's elements in row-major order, and their count: FNV-1a in four
+ * interleaved lanes (word i of that sequence goes to lane i mod 4), then FNV-1a over the four lanes. The
+ * lanes are four independent multiply chains, which the CPU overlaps: 3.2 GB/s against 600 MB/s for one
+ * chain (a 33 MB float32 array, on the 2-core dev machine).
+ */
 function hashView(backend: Backend, view: View): string {
   const data: TypedArray =
     backend.name === 'cpu' ? dataOf(view) : (backend.readSync?.(view.storage) as TypedArray);
@@ -132,14 +140,53 @@ function hashView(backend: Backend, view: View): string {
       ? new Uint32Array(data.buffer, data.byteOffset, (data.length * bytes) / 4)
       : new Uint8Array(data.buffer, data.byteOffset, data.length * bytes);
   const per = bytes % 4 === 0 ? bytes / 4 : bytes;
-  let h = 0x811c9dc5;
+  const lanes = new Int32Array([FNV_OFFSET, FNV_OFFSET, FNV_OFFSET, FNV_OFFSET]);
   let count = 0;
   forEachRun(view.shape, [view], (starts, n, steps) => {
-    for (let i = 0, at = starts[0]; i < n; i++, at += steps[0])
-      for (let w = 0; w < per; w++) h = Math.imul(h ^ words[at * per + w], 0x01000193);
+    if (steps[0] === 1) hashWords(words, starts[0] * per, n * per, lanes, count * per);
+    else {
+      // Strided or broadcast (step 0) runs: element by element, inline (a call per element cost seconds a
+      // training step, where a per-row value is broadcast along rows of logits).
+      let index = count * per;
+      const step = steps[0] * per;
+      for (let i = 0, at = starts[0] * per; i < n; i++, at += step)
+        for (let w = 0; w < per; w++, index++)
+          lanes[index & 3] = Math.imul(lanes[index & 3] ^ words[at + w], FNV_PRIME);
+    }
     count += n;
   });
+  let h = FNV_OFFSET;
+  for (const lane of lanes) h = Math.imul(h ^ lane, FNV_PRIME);
   return `${(h >>> 0).toString(16).padStart(8, '0')}:${count}`;
+}
+
+/** Adds words[from, from + n) to the lanes; `index` is the first word's index in the hashed sequence. */
+function hashWords(
+  words: Uint32Array | Uint8Array,
+  from: number,
+  n: number,
+  lanes: Int32Array,
+  index: number,
+): void {
+  let i = 0;
+  // Up to the next multiple of 4 in the sequence one word at a time, then four lanes at once.
+  for (; i < n && (index + i) % 4 !== 0; i++) {
+    const lane = (index + i) % 4;
+    lanes[lane] = Math.imul(lanes[lane] ^ words[from + i], FNV_PRIME);
+  }
+  let [h0, h1, h2, h3] = lanes;
+  for (; i + 4 <= n; i += 4) {
+    const at = from + i;
+    h0 = Math.imul(h0 ^ words[at], FNV_PRIME);
+    h1 = Math.imul(h1 ^ words[at + 1], FNV_PRIME);
+    h2 = Math.imul(h2 ^ words[at + 2], FNV_PRIME);
+    h3 = Math.imul(h3 ^ words[at + 3], FNV_PRIME);
+  }
+  lanes.set([h0, h1, h2, h3]);
+  for (; i < n; i++) {
+    const lane = (index + i) % 4;
+    lanes[lane] = Math.imul(lanes[lane] ^ words[from + i], FNV_PRIME);
+  }
 }
 
 /** One line of text per call (for a log file), read back by `parseTracedCall`. */
