@@ -39,10 +39,12 @@ export {
   wasmWorkerInfo,
   wasmMemoryInfo,
   poisonWasmMemory,
+  setWasmCallCheck,
   nodeThreadHost,
   webWorkerHost,
   type WasmKernelOptions,
   type WasmPoisonOptions,
+  type WasmCallCheck,
   type ThreadHost,
   type WebWorkerGlobals,
 } from './backend/wasm/index.js';

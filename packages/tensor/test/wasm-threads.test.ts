@@ -26,6 +26,7 @@ import {
   disableWasmKernels,
   type WebWorkerGlobals,
   enableWasmKernels,
+  setWasmCallCheck,
   setWasmThreadHost,
   shutdownWasmWorkers,
   waitForWasmWorkers,
@@ -34,7 +35,7 @@ import {
   webWorkerHost,
 } from '../src/backend/wasm/index.js';
 import { getWasmRuntime } from '../src/backend/wasm/runtime.js';
-import { expectIdentical, f32, leaf } from './wasm-helpers.js';
+import { expectIdentical, f32, leaf, values } from './wasm-helpers.js';
 
 /** Enables the kernels on `threads` threads and waits until its workers run. */
 function useThreads(threads: number): void {
@@ -192,6 +193,48 @@ describe.skipIf(!wasmSimdSupported())('wasm worker pool', () => {
     expect(webWorkerHost({ ...env, SharedArrayBuffer: undefined })).toBeUndefined();
     expect(webWorkerHost({ ...env, crossOriginIsolated: false })).toBeUndefined();
     expect(webWorkerHost({ ...env, navigator: undefined })?.hardwareThreads).toBe(1);
+  });
+
+  test("a job's calls write disjoint memory and give the same results in reverse order", () => {
+    // Threads run a job's calls at once: a shared scratch row or an overlapping output would be a race that
+    // shows only under some timings. The call check runs them one by one on this thread with the split of
+    // 3 threads, checking each thread's writes against the others', or in reverse order.
+    useThreads(3);
+    const forward = workload();
+    try {
+      for (const mode of ['reverse', 'disjoint-writes'] as const) {
+        setWasmCallCheck(mode);
+        const before = wasmWorkerInfo().sharedJobs;
+        const checked = workload();
+        expect(wasmWorkerInfo().sharedJobs).toBe(before);
+        for (const [i, t] of forward.entries()) expectIdentical(checked[i], t, `${mode}: output ${i}`);
+      }
+    } finally {
+      setWasmCallCheck('off');
+    }
+  });
+
+  test('the call check names the kernel and the calls when two threads would write the same memory', () => {
+    useThreads(2);
+    const rt = getWasmRuntime();
+    const id = rt.id('softmax_0');
+    const { base } = rt.scratch(1 << 16);
+    rt.view().set(values(64, 3), base / 4);
+    // Two calls of an in-place softmax on the same row: each changes it.
+    const calls = [
+      [id, base, base, 1, 64],
+      [id, base, base, 1, 64],
+    ];
+    setWasmCallCheck('disjoint-writes');
+    try {
+      expect(() => rt.parallel('overlap-probe', calls)).toThrow(
+        new RegExp(
+          `wasm kernel 'overlap-probe': calls 0–0 and 1–1 of 2 \\(threads 0 and 1\\) both write byte ${base}`,
+        ),
+      );
+    } finally {
+      setWasmCallCheck('off');
+    }
   });
 
   test('a kernel error in a worker is thrown, naming the kernel; the pool keeps working', () => {

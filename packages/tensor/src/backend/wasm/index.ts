@@ -23,8 +23,10 @@ export { buildKernelModule } from './kernels.js';
 export type { ThreadHost } from './pool.js';
 export { nodeThreadHost } from './node-host.js';
 export { type WebWorkerGlobals, webWorkerHost } from './web-host.js';
+export type { CallCheck as WasmCallCheck } from './call-check.js';
 export {
   getThreads as wasmThreads,
+  setCallCheck as setWasmCallCheck,
   setThreadHost as setWasmThreadHost,
   shutdownWorkers as shutdownWasmWorkers,
   waitForWorkers as waitForWasmWorkers,

@@ -7,6 +7,7 @@
  * small ones call the exports directly. Only the standard WebAssembly and Atomics APIs are used here (no
  * Node APIs), so this runs in browsers too; threads need a `ThreadHost` and SharedArrayBuffer.
  */
+import { type CallCheck, runCallsChecked } from './call-check.js';
 import { BlockHeap } from './heap.js';
 import { MAX_PAGES, buildKernelModule } from './kernels.js';
 import { nodeThreadHost } from './node-host.js';
@@ -89,6 +90,7 @@ let runtime: WasmRuntime | undefined;
 let host: ThreadHost | undefined | null = null;
 let threads: number | undefined;
 let pool: WorkerPool | undefined;
+let callCheck: CallCheck = 'off';
 
 function threadHost(): ThreadHost | undefined {
   if (host === null) host = nodeThreadHost() ?? webWorkerHost();
@@ -126,6 +128,14 @@ export function getThreads(): number {
 export function shutdownWorkers(): void {
   pool?.shutdown();
   pool = undefined;
+}
+
+/**
+ * Runs every job's calls one after another on the calling thread, in reverse order or checking that no two
+ * calls write the same memory (./call-check.ts); 'off' (the default) goes back to the threads.
+ */
+export function setCallCheck(mode: CallCheck): void {
+  callCheck = mode;
 }
 
 /** Blocks until the workers are running (starting them if needed); returns how many are ready. */
@@ -268,6 +278,18 @@ export function getWasmRuntime(): WasmRuntime {
       if (calls.some((call) => call.length > CONTROL.row))
         throw new Error(`wasm kernel '${kernel}': a call passes more than ${CONTROL.row - 1} arguments`);
       // Only `lanes` starts the workers (for large jobs); a small job runs here even if it has several calls.
+      if (callCheck !== 'off' && calls.length > 1) {
+        const top = heap.stats().top;
+        runCallsChecked(
+          callCheck,
+          kernel,
+          calls,
+          getThreads(),
+          run,
+          () => new Int32Array(refresh().buffer, 0, top / 4),
+        );
+        return;
+      }
       const p = currentPool();
       if (p?.started && calls.length > 1) p.dispatch(kernel, calls);
       else
