@@ -32,23 +32,33 @@ export function runCallsChecked(
   const n = calls.length;
   const ranges = Math.max(1, Math.min(lanes, n));
   const bound = (lane: number) => Math.floor((lane * n) / ranges);
-  // writer[i]: the range that changed word i, or -1.
-  const writer = new Int32Array(words().length).fill(-1);
-  let before = words().slice();
-  for (let lane = 0; lane < ranges; lane++) {
-    for (let c = bound(lane); c < bound(lane + 1); c++) run(calls[c]);
-    const after = words();
-    const size = Math.min(before.length, after.length);
-    for (let i = 0; i < size; i++) {
-      if (before[i] === after[i]) continue;
-      const w = writer[i];
-      if (w >= 0 && w !== lane)
-        throw new Error(
-          `wasm kernel '${kernel}': calls ${bound(w)}–${bound(w + 1) - 1} and ${bound(lane)}–${bound(lane + 1) - 1} ` +
-            `of ${n} (threads ${w} and ${lane}) both write byte ${4 * i}`,
-        );
-      writer[i] = lane;
+  const size = words().length;
+  if (writer.length < size) writer = new Int32Array(size).fill(-1);
+  if (before.length < size) before = new Int32Array(size);
+  before.set(words());
+  const touched: number[] = [];
+  try {
+    for (let lane = 0; lane < ranges; lane++) {
+      for (let c = bound(lane); c < bound(lane + 1); c++) run(calls[c]);
+      const after = words();
+      for (let i = 0; i < size; i++) {
+        if (before[i] === after[i]) continue;
+        const w = writer[i];
+        if (w >= 0 && w !== lane)
+          throw new Error(
+            `wasm kernel '${kernel}': calls ${bound(w)}–${bound(w + 1) - 1} and ${bound(lane)}–${bound(lane + 1) - 1} ` +
+              `of ${n} (threads ${w} and ${lane}) both write byte ${4 * i}`,
+          );
+        if (w < 0) touched.push(i);
+        writer[i] = lane;
+        before[i] = after[i];
+      }
     }
-    if (lane + 1 < ranges) before = after.slice();
+  } finally {
+    for (const i of touched) writer[i] = -1;
   }
 }
+
+// Kept between jobs: the range that wrote each word (−1: none), and the memory as it was.
+let writer = new Int32Array(0);
+let before = new Int32Array(0);

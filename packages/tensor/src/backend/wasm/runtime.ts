@@ -131,8 +131,9 @@ export function shutdownWorkers(): void {
 }
 
 /**
- * Runs every job's calls one after another on the calling thread, in reverse order or checking that no two
- * calls write the same memory (./call-check.ts); 'off' (the default) goes back to the threads.
+ * Runs every job's calls one after another on the calling thread, in reverse order or checking that the
+ * shares of different threads write disjoint memory (./call-check.ts); 'off' (the default) goes back to the
+ * threads.
  */
 export function setCallCheck(mode: CallCheck): void {
   callCheck = mode;
@@ -277,7 +278,6 @@ export function getWasmRuntime(): WasmRuntime {
       // A call row holds the export index and at most CONTROL.row − 1 arguments; more would be dropped.
       if (calls.some((call) => call.length > CONTROL.row))
         throw new Error(`wasm kernel '${kernel}': a call passes more than ${CONTROL.row - 1} arguments`);
-      // Only `lanes` starts the workers (for large jobs); a small job runs here even if it has several calls.
       if (callCheck !== 'off' && calls.length > 1) {
         const top = heap.stats().top;
         runCallsChecked(
@@ -290,6 +290,7 @@ export function getWasmRuntime(): WasmRuntime {
         );
         return;
       }
+      // Only `lanes` starts the workers (for large jobs); a small job runs here even if it has several calls.
       const p = currentPool();
       if (p?.started && calls.length > 1) p.dispatch(kernel, calls);
       else
