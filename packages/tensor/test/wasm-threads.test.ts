@@ -200,7 +200,9 @@ describe.skipIf(!wasmSimdSupported())('wasm worker pool', () => {
     // shows only under some timings. The call check runs them one by one on this thread with the split of
     // 3 threads, checking each thread's writes against the others', or in reverse order.
     useThreads(3);
+    const split = wasmWorkerInfo().sharedJobs;
     const forward = workload();
+    expect(wasmWorkerInfo().sharedJobs - split).toBeGreaterThanOrEqual(10);
     try {
       for (const mode of ['reverse', 'disjoint-writes'] as const) {
         setWasmCallCheck(mode);
