@@ -1,12 +1,12 @@
 /**
  * A debugging mode for the thread split (./runtime.ts `parallel`): the calls of a job run one after another
- * on the calling thread, either in reverse order or with every call's writes recorded. Threads run a job's
- * calls at the same time in any interleaving, which is only safe when no call writes memory that another
- * call of the job reads or writes. `reverse` shows a dependence on order (results differ from the forward
- * run); `disjoint-writes` throws when the calls of two threads change the same word (a shared scratch row,
- * an overlapping output), which a sequential run never shows. Both keep the split a threaded run would use, so they test
- * what the threads will run. Slow (`disjoint-writes` compares the used memory after each thread's share): for tests
- * and investigations, not for training.
+ * on the calling thread, in reverse order or with the writes of each thread's share recorded. Threads run a
+ * job's calls at the same time in any interleaving, which is only safe when no call writes memory that
+ * another call of the job reads or writes. `reverse` shows a dependence on order (results differ from the
+ * forward run); `disjoint-writes` throws when the shares of two threads change the same word (a shared
+ * scratch row, an overlapping output), which a sequential run never shows. Both keep the split a threaded
+ * run would use, so they test what the threads will run. Slow (`disjoint-writes` compares the used memory
+ * after each thread's share): for tests and investigations, not for training.
  */
 import type { Call } from './pool.js';
 
