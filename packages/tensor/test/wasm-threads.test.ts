@@ -17,6 +17,7 @@ import {
   logSoftmax,
   logprobs,
   matmul,
+  rmsNorm,
   scaledDotProductAttention,
   softmax,
   tensor,
@@ -59,14 +60,16 @@ function workload(): Tensor[] {
       { shape: [301] },
     );
     const lp = logprobs(y.mul(3), targets);
+    const r = rmsNorm(x, w);
     lp.sum()
       .add(
         softmax(x)
           .mul(f32([301, 203], 7))
           .sum(),
       )
+      .add(r.mul(f32([301, 203], 16)).sum())
       .backward();
-    out.push(y, lp, x.grad as Tensor, w.grad as Tensor, exp(x), add(x, w));
+    out.push(y, lp, r, x.grad as Tensor, w.grad as Tensor, exp(x), add(x, w));
     // Rows enough for several chunks of the row driver (./src/backend/wasm/rows.ts).
     out.push(softmax(f32([1500, 203], 15, 4)));
     const q = leaf(f32([2, 4, 70, 24], 8));
@@ -147,7 +150,7 @@ describe.skipIf(!wasmSimdSupported())('wasm worker pool', () => {
       useThreads(threads);
       const before = wasmWorkerInfo().sharedJobs;
       const many = workload();
-      // matmul (2 calls), softmax, layer norm, logprobs, exp, attention, AdamW and backward kernels: each
+      // matmul (2 calls), softmax, layer and RMS norm, logprobs, exp, attention, AdamW and backward kernels: each
       // a job shared with the workers.
       expect(wasmWorkerInfo().sharedJobs - before).toBeGreaterThanOrEqual(10);
       for (const [i, t] of one.entries()) expectIdentical(many[i], t, `threads=${threads} output ${i}`);
