@@ -150,8 +150,8 @@ describe.skipIf(!wasmSimdSupported())('wasm worker pool', () => {
       useThreads(threads);
       const before = wasmWorkerInfo().sharedJobs;
       const many = workload();
-      // matmul (2 calls), softmax, layer and RMS norm, logprobs, exp, attention, AdamW and backward kernels: each
-      // a job shared with the workers.
+      // matmul (2 calls), softmax, layer and RMS norm, logprobs, exp, attention, AdamW and backward
+      // kernels: each a job shared with the workers.
       expect(wasmWorkerInfo().sharedJobs - before).toBeGreaterThanOrEqual(10);
       for (const [i, t] of one.entries()) expectIdentical(many[i], t, `threads=${threads} output ${i}`);
     }
