@@ -8,14 +8,14 @@
  * run would use, so they test what the threads will run. Slow (`disjoint-writes` compares the used memory
  * after each thread's share): for tests and investigations, not for training.
  */
-import type { Call } from './pool.js';
+import { type Call, shareStart } from './pool.js';
 
 export type CallCheck = 'off' | 'reverse' | 'disjoint-writes';
 
 /**
  * Runs `calls` in the order or with the checks `mode` asks for. `lanes`: how many threads the pool would
- * split them over (contiguous ranges, as ./pool.ts does); `disjoint-writes` compares what each range
- * writes. `words` gives an Int32Array over the part of the memory in use now.
+ * split them over (into the pool's contiguous ranges, ./pool.ts `shareStart`); `disjoint-writes` compares
+ * what each range writes. `words` gives an Int32Array over the part of the memory in use now.
  */
 export function runCallsChecked(
   mode: Exclude<CallCheck, 'off'>,
@@ -31,7 +31,7 @@ export function runCallsChecked(
   }
   const n = calls.length;
   const ranges = Math.max(1, Math.min(lanes, n));
-  const bound = (lane: number) => Math.floor((lane * n) / ranges);
+  const bound = (lane: number) => shareStart(lane, n, ranges);
   const size = words().length;
   if (writer.length < size) writer = new Int32Array(size).fill(-1);
   if (before.length < size) before = new Int32Array(size);

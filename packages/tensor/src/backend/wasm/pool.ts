@@ -123,7 +123,7 @@ export class WorkerPool {
       for (let k = 0; k < CONTROL.row; k++) this.table[row + k] = k < call.length ? call[k] : 0;
     }
     const lanes = Math.min(ready.length + 1, n);
-    const bound = (lane: number) => Math.floor((lane * n) / lanes);
+    const bound = (lane: number) => shareStart(lane, n, lanes);
     const seq = ++this.seq;
     const used = ready.slice(0, lanes - 1);
     this.sharedJobs++;
@@ -177,6 +177,14 @@ export class WorkerPool {
     for (const w of this.workers) w.terminate();
     this.workers = [];
   }
+}
+
+/**
+ * The first of `calls` calls that thread `lane` of `lanes` runs (lane 0 is the main thread): each runs a
+ * contiguous range, up to the next lane's start (`calls` for the last lane).
+ */
+export function shareStart(lane: number, calls: number, lanes: number): number {
+  return Math.floor((lane * calls) / lanes);
 }
 
 let canBlock: boolean | undefined;

@@ -278,6 +278,15 @@ export function getWasmRuntime(): WasmRuntime {
       // A call row holds the export index and at most CONTROL.row − 1 arguments; more would be dropped.
       if (calls.some((call) => call.length > CONTROL.row))
         throw new Error(`wasm kernel '${kernel}': a call passes more than ${CONTROL.row - 1} arguments`);
+      const runHere = (call: Call) => {
+        try {
+          run(call);
+        } catch (error) {
+          throw new Error(
+            `wasm kernel '${kernel}' failed (main thread: ${error instanceof Error ? error.message : error})`,
+          );
+        }
+      };
       if (callCheck !== 'off' && calls.length > 1) {
         const top = heap.stats().top;
         runCallsChecked(
@@ -285,7 +294,7 @@ export function getWasmRuntime(): WasmRuntime {
           kernel,
           calls,
           getThreads(),
-          run,
+          runHere,
           () => new Int32Array(refresh().buffer, 0, top / 4),
         );
         return;
@@ -293,16 +302,7 @@ export function getWasmRuntime(): WasmRuntime {
       // Only `lanes` starts the workers (for large jobs); a small job runs here even if it has several calls.
       const p = currentPool();
       if (p?.started && calls.length > 1) p.dispatch(kernel, calls);
-      else
-        for (const call of calls) {
-          try {
-            run(call);
-          } catch (error) {
-            throw new Error(
-              `wasm kernel '${kernel}' failed (main thread: ${error instanceof Error ? error.message : error})`,
-            );
-          }
-        }
+      else for (const call of calls) runHere(call);
     },
   };
   return runtime;
