@@ -1,7 +1,7 @@
 import { mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type Tensor, tensor, zeros } from '@agent-r1/tensor';
+import { type Tensor, createCpuBackend, registerBackend, tensor, zeros } from '@agent-r1/tensor';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { loadSafetensors, parseSafetensors, saveSafetensors, serializeSafetensors } from '../src/index.js';
 
@@ -44,6 +44,8 @@ describe('safetensors round trip', () => {
       scalar: tensor(42.5),
       empty: zeros([0, 3]),
       'empty.int': zeros([2, 0], { dtype: 'int32' }),
+      half: tensor([1, -2.5e-3, 65504, 2 ** -24], { dtype: 'float16' }),
+      brain: tensor([[1 / 3, -1e38]], { dtype: 'bfloat16' }),
     };
     const metadata = { format: 'pt', note: 'héllo "quoted" ✓' };
     const bytes = serializeSafetensors(tensors, metadata);
@@ -62,16 +64,20 @@ describe('safetensors round trip', () => {
       a: tensor([1], { dtype: 'int32' }),
       z: tensor([1, 2], { dtype: 'float32' }),
       y: tensor([1], { dtype: 'float64' }),
+      h: tensor([1], { dtype: 'float16' }),
+      g: tensor([1], { dtype: 'bfloat16' }),
     });
     const n = Number(new DataView(bytes.buffer).getBigUint64(0, true));
     expect(n % 8).toBe(0);
     const header = headerOf(bytes);
     expect(header.trimEnd()).toBe(
       '{"y":{"dtype":"F64","shape":[1],"data_offsets":[0,8]},"z":{"dtype":"F32","shape":[2],"data_offsets":[8,16]},' +
-        '"a":{"dtype":"I32","shape":[1],"data_offsets":[16,20]},"b":{"dtype":"BOOL","shape":[1],"data_offsets":[20,21]}}',
+        '"a":{"dtype":"I32","shape":[1],"data_offsets":[16,20]},"g":{"dtype":"BF16","shape":[1],"data_offsets":[20,22]},' +
+        '"h":{"dtype":"F16","shape":[1],"data_offsets":[22,24]},"b":{"dtype":"BOOL","shape":[1],"data_offsets":[24,25]}}',
     );
     expect(header.length - header.trimEnd().length).toBeLessThan(8);
-    expect(bytes.length).toBe(8 + n + 21);
+    expect(bytes.length).toBe(8 + n + 25);
+    expect([...bytes.subarray(8 + n + 20, 8 + n + 24)]).toEqual([0x80, 0x3f, 0x00, 0x3c]); // 1.0 in BF16, F16
   });
 
   it('writes exactly the bytes of a hand-built file (what the Python library writes)', () => {
@@ -121,14 +127,22 @@ describe('safetensors written by other tools', () => {
     expect(metadata).toEqual({ format: 'pt', source: 'hand' });
     expect(describeTensor(tensors.floats)).toEqual({ dtype: 'float32', shape: [2], data: [1.5, -2] });
     expect(describeTensor(tensors.longs)).toEqual({ dtype: 'int32', shape: [2, 1], data: [7, -3] });
-    expect(describeTensor(tensors.halves)).toEqual({ dtype: 'float32', shape: [3], data: [1, -2, 2 ** -24] });
+    expect(describeTensor(tensors.halves)).toEqual({ dtype: 'float16', shape: [3], data: [1, -2, 2 ** -24] });
     expect(describeTensor(tensors.brains)).toEqual({
-      dtype: 'float32',
+      dtype: 'bfloat16',
       shape: [2],
       data: [1.5, Number.NEGATIVE_INFINITY],
     });
     expect(tensors.flags.toArraySync()).toEqual([true, false, true]);
     expect(describeTensor(tensors.bytes)).toEqual({ dtype: 'int32', shape: [2], data: [200, 3] });
+  });
+
+  it('reads F16 and BF16 as float32 onto a device that cannot store half dtypes', () => {
+    registerBackend('cpu-no-half', { ...createCpuBackend('cpu-no-half'), halfKernels: undefined });
+    const bytes = serializeSafetensors({ h: tensor([0.1, -3], { dtype: 'float16' }) });
+    const { tensors } = parseSafetensors(bytes, { device: 'cpu-no-half' });
+    expect(tensors.h.dtype).toBe('float32');
+    expect([...tensors.h.dataSync()]).toEqual([...tensor([0.1, -3], { dtype: 'float16' }).dataSync()]);
   });
 });
 

@@ -101,6 +101,15 @@ describe('loadStateDict', () => {
     expect(model.weight.toArraySync()).toEqual([[0.5, 0.25]]);
     expect(model.weight.dtype).toBe('float32');
   });
+
+  it('converts bfloat16 and float16 tensors (as half-precision files hold them) into float32 parameters', () => {
+    const model = new Linear(2, 1);
+    const weight = tensor([[0.1, -7.3]], { dtype: 'bfloat16' });
+    loadStateDict(model, { weight, bias: tensor([1 / 3], { dtype: 'float16' }) });
+    expect(model.weight.dtype).toBe('float32');
+    expect([...model.weight.dataSync()]).toEqual([...weight.dataSync()]);
+    expect(model.bias?.dataSync()[0]).toBe(tensor([1 / 3], { dtype: 'float16' }).dataSync()[0]);
+  });
 });
 
 describe('saveCheckpoint / loadCheckpoint', () => {

@@ -4,6 +4,16 @@
  */
 export { Tensor, type NestedArray, type TensorOrScalar } from './tensor.js';
 export type { DType, TypedArray } from './dtype.js';
+export { isFloat, isHalf, promoteTypes } from './dtype.js';
+export {
+  type HalfDType,
+  decodeHalf,
+  encodeHalf,
+  halfBitsToNumber,
+  toBfloat16Bits,
+  toFloat16Bits,
+  toHalfBits,
+} from './half.js';
 export { noGrad, enableGrad, isGradEnabled, type BackwardOptions } from './autograd.js';
 export { tidy, keep, dispose, memory, type MemoryReport } from './memory.js';
 export { Generator, manualSeed, getDefaultGenerator, threefry2x32 } from './random.js';

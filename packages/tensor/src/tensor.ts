@@ -4,7 +4,8 @@
  */
 import { type BackwardOptions, type Node, backward as runBackward } from './autograd.js';
 import type { Backend, Storage, View } from './backend/backend.js';
-import { type DType, type TypedArray, isFloat } from './dtype.js';
+import { type DType, type TypedArray, isFloat, isHalf } from './dtype.js';
+import { decodeHalf } from './half.js';
 import { StorageRef, countTensor, keep, track } from './memory.js';
 import { creation, elementwise, indexing, linalg, movement, nn, reduce } from './ops/index.js';
 import { type Shape, contiguousStrides, formatShape, isContiguous, sizeOf } from './shape.js';
@@ -40,6 +41,10 @@ export class Tensor implements View {
 
   /** A new contiguous tensor with uninitialised storage on `backend`. */
   static empty(backend: Backend, shape: Shape, dtype: DType): Tensor {
+    if (isHalf(dtype) && !backend.halfKernels)
+      throw new Error(
+        `the ${backend.name} backend cannot store ${dtype} tensors (shape ${formatShape(shape)}); use float32 there`,
+      );
     return new Tensor(new StorageRef(backend, backend.alloc(dtype, sizeOf(shape))), [...shape], dtype);
   }
 
@@ -172,13 +177,13 @@ export class Tensor implements View {
 
   // ---- reading values ----
 
-  /** The elements in row-major order. */
+  /** The elements in row-major order; those of a float16 or bfloat16 tensor as float32 values. */
   async data(): Promise<TypedArray> {
     const t =
       this.isContiguous && this.offset === 0 && this.size === this.storage.size ? this : this.contiguous();
     try {
       const all = await this.backend.read(t.storage);
-      return all.length === this.size ? all : all.subarray(t.offset, t.offset + this.size);
+      return this.values(all.length === this.size ? all : all.subarray(t.offset, t.offset + this.size));
     } finally {
       if (t !== this) t.dispose();
     }
@@ -194,10 +199,15 @@ export class Tensor implements View {
     const t =
       this.isContiguous && this.offset === 0 && this.size === this.storage.size ? this : this.contiguous();
     try {
-      return readSync.call(this.backend, t.storage).subarray(t.offset, t.offset + this.size);
+      return this.values(readSync.call(this.backend, t.storage).subarray(t.offset, t.offset + this.size));
     } finally {
       if (t !== this) t.dispose();
     }
+  }
+
+  /** Stored elements as values: half bits decoded, other arrays as they are. */
+  private values(stored: TypedArray): TypedArray {
+    return isHalf(this.dtype) ? decodeHalf(this.dtype, stored as Uint16Array) : stored;
   }
 
   async toArray(): Promise<NestedArray> {

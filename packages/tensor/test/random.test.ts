@@ -213,10 +213,10 @@ describe('distributions (10^5 draws)', () => {
 
   test('float dtypes only for continuous draws', () => {
     expect(() => rand([2], { dtype: 'int32' })).toThrow(
-      /^uniform: dtype must be float32 or float64, got int32$/,
+      /^uniform: dtype must be float32, float64, float16 or bfloat16, got int32$/,
     );
     expect(() => randn([2], { dtype: 'bool' })).toThrow(
-      /^normal: dtype must be float32 or float64, got bool$/,
+      /^normal: dtype must be float32, float64, float16 or bfloat16, got bool$/,
     );
   });
 });

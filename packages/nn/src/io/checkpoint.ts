@@ -14,7 +14,7 @@
  */
 import { mkdir, readFile, readdir, rename, rm, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { type Generator, type Tensor, dispose, noGrad } from '@agent-r1/tensor';
+import { type Generator, type Tensor, dispose, isFloat, noGrad } from '@agent-r1/tensor';
 import type { Module } from '../module.js';
 import type { Optimizer, OptimizerState, ParamNames } from '../optim/optimizer.js';
 import type { WeightAverage, WeightAverageState } from '../optim/weight-average.js';
@@ -89,7 +89,7 @@ export interface LoadStateDictResult {
 }
 
 const describe = (t: Tensor) => `[${t.shape.join(', ')}] ${t.dtype}`;
-const isFloat = (t: Tensor) => t.dtype === 'float32' || t.dtype === 'float64';
+const isFloatTensor = (t: Tensor) => isFloat(t.dtype);
 
 /** What loadStateDict would report, without copying anything. */
 export function compareStateDict(model: Module, tensors: Record<string, Tensor>): LoadStateDictResult {
@@ -101,7 +101,7 @@ export function compareStateDict(model: Module, tensors: Record<string, Tensor>)
     else if (
       t.shape.length !== p.shape.length ||
       t.shape.some((d, i) => d !== p.shape[i]) ||
-      (t.dtype !== p.dtype && !(isFloat(t) && isFloat(p)))
+      (t.dtype !== p.dtype && !(isFloatTensor(t) && isFloatTensor(p)))
     )
       result.mismatched.push({ name, expected: describe(p), got: describe(t) });
   }
@@ -125,8 +125,8 @@ function formatProblems(r: LoadStateDictResult): string {
 }
 
 /**
- * Copies tensors into the model's parameters of the same names (in place, under noGrad; float32 and float64
- * convert). With `strict` (the default) any missing, unexpected or mis-shaped tensor throws one error naming
+ * Copies tensors into the model's parameters of the same names (in place, under noGrad; float dtypes
+ * convert, e.g. a bfloat16 file into float32 parameters). With `strict` (the default) any missing, unexpected or mis-shaped tensor throws one error naming
  * them all, before anything is copied; otherwise the tensors that fit are copied and the rest are returned.
  * The caller still owns `tensors`.
  */

@@ -8,12 +8,22 @@
  *             tensors cover it exactly (no gap, no overlap, nothing after the last one)
  *
  * Written like the reference implementation: tensors ordered by dtype (widest first) then name, so that every
- * tensor is aligned to its element size; `__metadata__` first, omitted when not given. F32, F64, I32 and BOOL
- * (one byte, 0 or 1) map to our dtypes; reading also accepts F16 and BF16 (as float32) and I8, U8, I16, U16,
- * U32, I64, U64 (as int32, when every value fits).
+ * tensor is aligned to its element size; `__metadata__` first, omitted when not given. F32, F64, F16, BF16,
+ * I32 and BOOL (one byte, 0 or 1) map to our dtypes (F16 and BF16 become float32 on a device that cannot
+ * store half dtypes); reading also accepts I8, U8, I16, U16, U32, I64, U64 (as int32, when every value fits).
  */
 import { readFile } from 'node:fs/promises';
-import { type DType, type Tensor, type TypedArray, tensor } from '@agent-r1/tensor';
+import {
+  type DType,
+  type Tensor,
+  type TypedArray,
+  decodeHalf,
+  encodeHalf,
+  getBackend,
+  getDefaultDevice,
+  isHalf,
+  tensor,
+} from '@agent-r1/tensor';
 import { writeFileAtomic } from './atomic.js';
 
 export type SafetensorsMetadata = Record<string, string>;
@@ -34,9 +44,23 @@ export interface ParseOptions {
 const MAX_HEADER_BYTES = 100_000_000;
 const METADATA_KEY = '__metadata__';
 
-const WRITE_DTYPE: Record<DType, string> = { float64: 'F64', float32: 'F32', int32: 'I32', bool: 'BOOL' };
-/** The reference sorts by its dtype enum, widest first; among ours that is F64, F32, I32, BOOL. */
-const WRITE_RANK: Record<DType, number> = { float64: 0, float32: 1, int32: 2, bool: 3 };
+const WRITE_DTYPE: Record<DType, string> = {
+  float64: 'F64',
+  float32: 'F32',
+  int32: 'I32',
+  bfloat16: 'BF16',
+  float16: 'F16',
+  bool: 'BOOL',
+};
+/** The reference sorts by its dtype enum, last first; among ours that is F64, F32, I32, BF16, F16, BOOL. */
+const WRITE_RANK: Record<DType, number> = {
+  float64: 0,
+  float32: 1,
+  int32: 2,
+  bfloat16: 3,
+  float16: 4,
+  bool: 5,
+};
 
 interface ReadDtype {
   bytes: number;
@@ -79,15 +103,6 @@ function toInt32(width: number, read: (v: DataView, i: number) => number | bigin
   };
 }
 
-function halfToFloat(h: number): number {
-  const sign = h & 0x8000 ? -1 : 1;
-  const exponent = (h >> 10) & 0x1f;
-  const mantissa = h & 0x3ff;
-  if (exponent === 0) return sign * mantissa * 2 ** -24;
-  if (exponent === 31) return mantissa ? Number.NaN : sign * Number.POSITIVE_INFINITY;
-  return sign * (1 + mantissa / 1024) * 2 ** (exponent - 15);
-}
-
 const READ_DTYPES: Record<string, ReadDtype> = {
   F64: direct('float64', 8, (b) => new Float64Array(b)),
   F32: direct('float32', 4, (b) => new Float32Array(b)),
@@ -100,26 +115,8 @@ const READ_DTYPES: Record<string, ReadDtype> = {
       return bad >= 0 ? `element ${bad} is the byte ${bytes[bad]}, not 0 or 1` : new Uint8Array(bytes);
     },
   },
-  F16: {
-    bytes: 2,
-    dtype: 'float32',
-    decode(bytes, n) {
-      const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-      const out = new Float32Array(n);
-      for (let i = 0; i < n; i++) out[i] = halfToFloat(view.getUint16(2 * i, true));
-      return out;
-    },
-  },
-  BF16: {
-    bytes: 2,
-    dtype: 'float32',
-    decode(bytes, n) {
-      const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-      const bits = new Uint32Array(n);
-      for (let i = 0; i < n; i++) bits[i] = view.getUint16(2 * i, true) << 16;
-      return new Float32Array(bits.buffer);
-    },
-  },
+  F16: direct('float16', 2, (b) => new Uint16Array(b)),
+  BF16: direct('bfloat16', 2, (b) => new Uint16Array(b)),
   I8: toInt32(1, (v, o) => v.getInt8(o)),
   U8: toInt32(1, (v, o) => v.getUint8(o)),
   I16: toInt32(2, (v, o) => v.getInt16(o, true)),
@@ -162,6 +159,11 @@ function entriesOf(tensors: Record<string, Tensor>, where: string): [string, Ten
       );
   }
   return list;
+}
+
+/** What the file stores of a tensor's values: half dtypes as their bits (the values convert back exactly). */
+function storedElements(t: Tensor, values: TypedArray): TypedArray {
+  return isHalf(t.dtype) ? encodeHalf(t.dtype, values) : values;
 }
 
 /** The file's bytes, from tensors whose data was already read. */
@@ -207,7 +209,7 @@ export function serializeSafetensors(
     name,
     dtype: t.dtype,
     shape: t.shape,
-    data: t.dataSync(),
+    data: storedElements(t, t.dataSync()),
   }));
   return encode(entries, metadata);
 }
@@ -220,7 +222,7 @@ export async function serializeSafetensorsAsync(
   checkMetadata(metadata, 'serialize');
   const entries: Entry[] = [];
   for (const [name, t] of entriesOf(tensors, 'serialize'))
-    entries.push({ name, dtype: t.dtype, shape: t.shape, data: await t.data() });
+    entries.push({ name, dtype: t.dtype, shape: t.shape, data: storedElements(t, await t.data()) });
   return encode(entries, metadata);
 }
 
@@ -354,9 +356,17 @@ export function parseSafetensors(bytes: Uint8Array, options: ParseOptions = {}):
       throw new Error(`safetensors: ${source}: tensor '${e.name}' (${e.dtypeName}): ${data}`);
     return [e, data] as const;
   });
+  const device = options.device ?? getDefaultDevice();
+  const storesHalf = getBackend(device).halfKernels !== undefined;
   const tensors: Record<string, Tensor> = {};
-  for (const [e, data] of decoded)
-    tensors[e.name] = tensor(data, { shape: e.shape, dtype: e.read.dtype, device: options.device });
+  for (const [e, bits] of decoded) {
+    const dtype = e.read.dtype;
+    const [data, as] =
+      isHalf(dtype) && !storesHalf
+        ? [decodeHalf(dtype, bits as Uint16Array), 'float32' as const]
+        : [bits, dtype];
+    tensors[e.name] = tensor(data, { shape: e.shape, dtype: as, device });
+  }
   return { tensors, metadata };
 }
 

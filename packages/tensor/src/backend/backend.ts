@@ -211,6 +211,11 @@ export interface Backend {
   /** Present only where a synchronous read is honest (CPU). */
   readSync?(storage: Storage): TypedArray;
   readonly kernels: Kernels;
+  /**
+   * Present where the backend stores float16 and bfloat16 tensors: the kernels that take half views
+   * themselves (at least `fill` and `copy`). The others compute on float32 copies (see half-compute.ts).
+   */
+  readonly halfKernels?: ReadonlySet<KernelName>;
   /** Waits until all queued work has finished (GPU backends); resolves at once on CPU. */
   sync(): Promise<void>;
 }

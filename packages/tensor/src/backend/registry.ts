@@ -1,6 +1,7 @@
 /** Backends by name, the default device, and replacing one kernel of a backend by a faster one. */
 import { createCpuBackend } from './cpu/index.js';
 import type { Backend, KernelName, Kernels } from './backend.js';
+import { withHalfCompute } from './half-compute.js';
 
 type BackendFactory = () => Backend | Promise<Backend>;
 
@@ -53,5 +54,5 @@ export function getDefaultDevice(): string {
 /** Replaces one primitive of a backend (e.g. a SIMD matmul for the CPU); ops pick it up at once. */
 export function registerKernel<K extends KernelName>(device: string, kernel: K, impl: Kernels[K]): void {
   const backend = getBackend(device);
-  (backend.kernels as Kernels)[kernel] = impl;
+  (backend.kernels as Kernels)[kernel] = withHalfCompute(backend, kernel, impl);
 }

@@ -1,7 +1,8 @@
 /** Making tensors: from data, constant fills, ranges, seeded random draws, copies across devices. */
 import type { RandomArgs } from '../backend/backend.js';
 import { getBackend, getDefaultDevice } from '../backend/registry.js';
-import { type DType, type TypedArray, dtypeOfArray, isFloat, typedArrayFor } from '../dtype.js';
+import { type DType, type TypedArray, dtypeOfArray, isFloat, isHalf, typedArrayFor } from '../dtype.js';
+import { encodeHalf } from '../half.js';
 import { type Generator, getDefaultGenerator } from '../random.js';
 import { type Shape, checkShape, sizeOf } from '../shape.js';
 import type { NestedArray, Tensor } from '../tensor.js';
@@ -62,7 +63,25 @@ function inferDtype(data: NestedArray): DType {
   return typeof level === 'boolean' ? 'bool' : 'float32';
 }
 
-/** A tensor from a number, a nested array or a typed array (whose dtype it keeps unless told otherwise). */
+/**
+ * The array a storage of `dtype` holds for `data`: the same array where it already is one, else converted
+ * (bools to 0/1, numbers to half bits). A Uint16Array given with a half dtype holds that dtype's bits.
+ */
+function storageArray(data: TypedArray | (number | boolean)[], dtype: DType): TypedArray {
+  if (isHalf(dtype)) return data instanceof Uint16Array ? data : encodeHalf(dtype, data.map(Number));
+  if (ArrayBuffer.isView(data) && !(data instanceof Uint16Array) && dtypeOfArray(data) === dtype) return data;
+  const values = typedArrayFor(dtype, data.length);
+  for (let i = 0; i < data.length; i++) {
+    const v = data[i];
+    values[i] = dtype === 'bool' ? Number(v !== 0 && v !== false) : Number(v);
+  }
+  return values;
+}
+
+/**
+ * A tensor from a number, a nested array or a typed array (whose dtype it keeps unless told otherwise). A
+ * Uint16Array is read as the bits of `dtype`, which must then be 'float16' or 'bfloat16'.
+ */
 export function tensor(
   data: NestedArray | TypedArray,
   options: TensorOptions & { shape?: Shape } = {},
@@ -72,17 +91,15 @@ export function tensor(
   let dtype: DType;
   if (ArrayBuffer.isView(data)) {
     dtype = options.dtype ?? dtypeOfArray(data);
+    if (data instanceof Uint16Array && !isHalf(dtype))
+      throw new Error(`tensor: a Uint16Array holds float16 or bfloat16 bits, not ${dtype} values`);
     shape = options.shape ? checkShape('tensor', options.shape) : [data.length];
     if (sizeOf(shape) !== data.length) {
       throw new Error(
         `tensor: shape [${shape}] holds ${sizeOf(shape)} elements but the data has ${data.length}`,
       );
     }
-    values = dtypeOfArray(data) === dtype ? data : typedArrayFor(dtype, data.length);
-    if (values !== data) {
-      if (dtype === 'bool') for (let i = 0; i < data.length; i++) values[i] = data[i] ? 1 : 0;
-      else values.set(data);
-    }
+    values = storageArray(data, dtype);
   } else {
     shape = inferShape(data);
     dtype = options.dtype ?? inferDtype(data);
@@ -90,10 +107,7 @@ export function tensor(
       | number
       | boolean
     )[];
-    values = typedArrayFor(dtype, flat.length);
-    flat.forEach((v, i) => {
-      values[i] = dtype === 'bool' ? Number(v !== 0 && v !== false) : Number(v);
-    });
+    values = storageArray(flat, dtype);
     if (options.shape) return tensor(values, { ...options, dtype });
   }
   const backend = backendFor(options);
@@ -130,15 +144,15 @@ export function arange(start: number, end?: number, step = 1, options: TensorOpt
   const n = Math.max(0, Math.ceil((hi - lo) / step));
   const integral = [lo, hi, step].every(Number.isInteger);
   const dtype = options.dtype ?? (integral ? 'int32' : 'float32');
-  const values = typedArrayFor(dtype, n);
+  const values = new Float64Array(n);
   for (let i = 0; i < n; i++) values[i] = lo + i * step;
   return tensor(values, { ...options, dtype });
 }
 
 export function eye(n: number, m = n, options: TensorOptions = {}): Tensor {
-  const values = typedArrayFor(options.dtype ?? 'float32', n * m);
+  const values = new Float64Array(n * m);
   for (let i = 0; i < Math.min(n, m); i++) values[i * m + i] = 1;
-  return tensor(values, { ...options, shape: [n, m] });
+  return tensor(values, { dtype: 'float32', ...options, shape: [n, m] });
 }
 
 function draw(
@@ -156,7 +170,8 @@ function draw(
 
 function floatDtype(op: string, options: TensorOptions): DType {
   const dtype = options.dtype ?? 'float32';
-  if (!isFloat(dtype)) throw new Error(`${op}: dtype must be float32 or float64, got ${dtype}`);
+  if (!isFloat(dtype))
+    throw new Error(`${op}: dtype must be float32, float64, float16 or bfloat16, got ${dtype}`);
   return dtype;
 }
 

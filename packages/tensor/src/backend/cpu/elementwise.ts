@@ -1,3 +1,5 @@
+import { type DType, isHalf } from '../../dtype.js';
+import { halfBitsToNumber, toHalfBits } from '../../half.js';
 import { sizeOf } from '../../shape.js';
 import type { BinaryOp, UnaryOp, View } from '../backend.js';
 import { dataOf } from './storage.js';
@@ -63,6 +65,7 @@ export const BINARY: Record<BinaryOp, (a: number, b: number) => number> = {
 };
 
 export function fill(out: View, value: number): void {
+  if (isHalf(out.dtype)) value = toHalfBits(out.dtype, value);
   const o = dataOf(out);
   forEachRun(out.shape, [out], ([i], n, [step]) => {
     if (step === 1) o.fill(value, i, i + n);
@@ -70,10 +73,24 @@ export function fill(out: View, value: number): void {
   });
 }
 
+/** What a stored element of `dtype` reads as, and what a number is stored as (identity but for half types). */
+const bitsToNumber = (dtype: DType) =>
+  isHalf(dtype) ? (bits: number) => halfBitsToNumber(dtype, bits) : (x: number) => x;
+const numberToBits = (dtype: DType) =>
+  isHalf(dtype) ? (x: number) => toHalfBits(dtype, x) : (x: number) => x;
+
 export function copy(src: View, dst: View): void {
   const s = dataOf(src);
   const d = dataOf(dst);
   const sameType = src.dtype === dst.dtype;
+  if (!sameType && (isHalf(src.dtype) || isHalf(dst.dtype))) {
+    const load = bitsToNumber(src.dtype);
+    const store = numberToBits(dst.dtype);
+    forEachRun(src.shape, [src, dst], ([i, j], n, [si, sj]) => {
+      for (let k = 0; k < n; k++, i += si, j += sj) d[j] = store(load(s[i]));
+    });
+    return;
+  }
   forEachRun(src.shape, [src, dst], ([i, j], n, [si, sj]) => {
     // Whole dense runs at once (e.g. a KV cache's heads, each dense over keys × head size).
     if (sameType && si === 1 && sj === 1) d.set(s.subarray(i, i + n), j);

@@ -5,10 +5,15 @@
  */
 import type { DType } from '../../../dtype.js';
 
-/** Kernels see bool as one byte (0 or 1), as the rest of the library stores it (Uint8Array). */
+/**
+ * Kernels see bool as one byte (0 or 1), as the rest of the library stores it (Uint8Array), and float16 and
+ * bfloat16 as their bits (`unsigned short`), converted by the prelude's helpers: no `cuda_fp16.h` needed.
+ */
 export const C_TYPE: Record<DType, string> = {
   float32: 'float',
   float64: 'double',
+  float16: 'unsigned short',
+  bfloat16: 'unsigned short',
   int32: 'int',
   bool: 'unsigned char',
 };
