@@ -107,7 +107,7 @@ export function withHalfCompute<K extends KernelName>(
 }
 
 /** Wraps every kernel of `backend` that needs it; checks that fill and copy are its own. */
-export function enableHalfCompute(backend: Backend): Backend {
+export function enableHalfCompute<B extends Backend>(backend: B): B {
   const native = backend.halfKernels;
   if (!native) return backend;
   for (const name of HALF_NATIVE_REQUIRED)

@@ -8,7 +8,8 @@
 import { type DType, type TypedArray, bytesPerElement, typedArrayFor } from '../../dtype.js';
 import type { Backend, Storage } from '../backend.js';
 import type { AllocatorStats } from './allocator.js';
-import { cudaKernels } from './kernels.js';
+import { enableHalfCompute } from '../half-compute.js';
+import { CUDA_HALF_KERNELS, cudaKernels } from './kernels.js';
 import type { CudaStorage } from './launcher.js';
 // Types only: the runtime (FFI, the file system) loads when a backend is created, so this module, and the
 // package index that imports it, load in a browser too.
@@ -49,10 +50,11 @@ export async function createCudaBackend(options: CudaOptions = {}): Promise<Cuda
       throw new Error(`cuda: storage belongs to '${storage.backend}', not '${name}'`);
     return storage as CudaStorage;
   };
-  return {
+  return enableHalfCompute({
     name,
     device: rt.info,
     kernels: cudaKernels(rt),
+    halfKernels: CUDA_HALF_KERNELS,
     compileStats: rt.images.stats,
     alloc(dtype: DType, size: number): CudaStorage {
       const block = rt.allocator.alloc(size * bytesPerElement(dtype));
@@ -90,5 +92,5 @@ export async function createCudaBackend(options: CudaOptions = {}): Promise<Cuda
       const { free, total } = rt.memoryInfo();
       return { ...rt.allocator.stats(), deviceFree: free, deviceTotal: total };
     },
-  };
+  });
 }

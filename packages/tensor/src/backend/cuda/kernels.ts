@@ -1,5 +1,5 @@
 /** The primitive table of the cuda backend: each entry hands its views to a family's launcher. */
-import type { Kernels } from '../backend.js';
+import type { KernelName, Kernels } from '../backend.js';
 import type { Launcher } from './launcher.js';
 import { launchAttention, launchAttentionBackward } from './kernels/attention.js';
 import { launchBinary, launchCopy, launchFill, launchUnary, launchWhere } from './kernels/elementwise.js';
@@ -15,6 +15,12 @@ import {
   launchSoftmax,
   launchSoftmaxBackward,
 } from './kernels/softmax.js';
+
+/**
+ * The kernels that take float16/bfloat16 views themselves (conversions, and `where`, which moves bits); the
+ * rest compute on float32 copies (../half-compute.ts).
+ */
+export const CUDA_HALF_KERNELS: ReadonlySet<KernelName> = new Set(['fill', 'copy', 'where']);
 
 export function cudaKernels(L: Launcher): Kernels {
   return {

@@ -22,7 +22,8 @@ import {
 import { loadKoffi } from '../../../src/backend/cuda/ffi.js';
 import { DEVICE_ERRORS } from '../../../src/backend/cuda/kernels/indexing.js';
 import type { KernelSource } from '../../../src/backend/cuda/kernels/common.js';
-import { cudaKernels } from '../../../src/backend/cuda/kernels.js';
+import { CUDA_HALF_KERNELS, cudaKernels } from '../../../src/backend/cuda/kernels.js';
+import { enableHalfCompute } from '../../../src/backend/half-compute.js';
 import type { CudaStorage, Launcher } from '../../../src/backend/cuda/launcher.js';
 import { kernelParams } from '../signature.js';
 
@@ -138,9 +139,10 @@ export async function createEmulatedCudaBackend(
     return out;
   };
 
-  return {
+  return enableHalfCompute({
     name,
     kernels: cudaKernels(launcher),
+    halfKernels: CUDA_HALF_KERNELS,
     compiled: () => launchers.size,
     cleanup: () => rmSync(dir, { recursive: true, force: true }),
     alloc(dtype: DType, size: number): CudaStorage {
@@ -157,5 +159,5 @@ export async function createEmulatedCudaBackend(
     read: async (storage: Storage) => read(storage),
     readSync: read,
     sync: async () => raise(),
-  };
+  });
 }

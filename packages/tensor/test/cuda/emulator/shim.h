@@ -52,5 +52,6 @@ static inline int atomicExch(int* p, int v) {
   return old;
 }
 static inline float __int_as_float(int i) { float f; std::memcpy(&f, &i, 4); return f; }
+static inline int __float_as_int(float f) { int i; std::memcpy(&i, &f, 4); return i; }
 static inline double __longlong_as_double(long long i) { double d; std::memcpy(&d, &i, 8); return d; }
 #define __expf(x) expf(x)

@@ -34,6 +34,8 @@ import { logprobsBackwardKernel, logprobsKernel, softmaxBackwardKernel, softmaxK
 
 const DTYPES: DType[] = ['float32', 'float64', 'int32', 'bool'];
 const FLOATS: DType[] = ['float32', 'float64'];
+/** Stored as bits: only fill, copy (to and from every dtype) and where take them (kernels.ts). */
+const HALVES: DType[] = ['float16', 'bfloat16'];
 const BITS: IndexBits[] = [32, 64];
 const REDUCE_OPS: ReduceOp[] = ['sum', 'prod', 'max', 'min', 'argmax', 'argmin'];
 
@@ -52,6 +54,11 @@ export function kernelCatalog(): KernelSource[] {
     out.push(whereKernel(dtype, 2, 32));
     for (const op of UNARY_OPS) if (unaryExpr(op, dtype) !== null) out.push(unaryKernel(op, dtype, 1, 32));
     for (const op of BINARY_OPS) if (binaryExpr(op, dtype) !== null) out.push(binaryKernel(op, dtype, 2, 32));
+  }
+  for (const half of HALVES) {
+    out.push(fillKernel(half, 1, 32), whereKernel(half, 2, 32));
+    for (const other of [...DTYPES, ...HALVES])
+      out.push(copyKernel(half, other, 1, 32), copyKernel(other, half, 1, 32));
   }
   for (const rank of RANK_BUCKETS)
     for (const bits of BITS) {

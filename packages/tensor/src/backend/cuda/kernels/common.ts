@@ -3,7 +3,7 @@
  * strides, the prelude of small device helpers, and the rank buckets. Sources include no headers, so one
  * string compiles the same under NVRTC (no system headers) and under `nvcc` (the CI check).
  */
-import type { DType } from '../../../dtype.js';
+import { type DType, isHalf } from '../../../dtype.js';
 
 /**
  * Kernels see bool as one byte (0 or 1), as the rest of the library stores it (Uint8Array), and float16 and
@@ -43,6 +43,40 @@ export interface KernelSource {
 }
 
 /**
+ * float16 and bfloat16 bits to and from float, rounding to nearest even, in integer arithmetic (as src/half.ts
+ * does, so results match the CPU backend's bit for bit, and no header or sm_80 instruction is needed).
+ */
+const HALF_PRELUDE = `__device__ __forceinline__ float ar1_bfloat16_to_f32(unsigned short h) { return __int_as_float((int)((unsigned int)h << 16)); }
+__device__ __forceinline__ unsigned short ar1_f32_to_bfloat16(float x) {
+  unsigned int b = (unsigned int)__float_as_int(x);
+  if ((b & 0x7fffffffu) > 0x7f800000u) return (unsigned short)((b >> 16) | 0x40u);
+  return (unsigned short)((b + 0x7fffu + ((b >> 16) & 1u)) >> 16);
+}
+__device__ __forceinline__ float ar1_float16_to_f32(unsigned short h) {
+  unsigned int sign = ((unsigned int)h & 0x8000u) << 16, e = ((unsigned int)h >> 10) & 0x1fu, m = (unsigned int)h & 0x3ffu;
+  if (e == 0) { float v = (float)m * 5.9604644775390625e-8f; return sign ? -v : v; }
+  if (e == 31) return __int_as_float((int)(sign | 0x7f800000u | (m << 13)));
+  return __int_as_float((int)(sign | ((e + 112u) << 23) | (m << 13)));
+}
+__device__ __forceinline__ unsigned short ar1_f32_to_float16(float x) {
+  unsigned int b = (unsigned int)__float_as_int(x);
+  unsigned int sign = (b >> 16) & 0x8000u, a = b & 0x7fffffffu;
+  if (a >= 0x7f800000u) return (unsigned short)(sign | (a > 0x7f800000u ? 0x7e00u : 0x7c00u));
+  if (a >= 0x477ff000u) return (unsigned short)(sign | 0x7c00u);
+  if (a < 0x38800000u) {
+    if (a < 0x33000000u) return (unsigned short)sign;
+    unsigned int shift = 126u - (a >> 23), m = (a & 0x7fffffu) | 0x800000u;
+    unsigned int q = m >> shift, r = m & ((1u << shift) - 1u), halfway = 1u << (shift - 1u);
+    if (r > halfway || (r == halfway && (q & 1u))) q++;
+    return (unsigned short)(sign | q);
+  }
+  unsigned int h = (((a >> 23) - 112u) << 10) | ((a >> 13) & 0x3ffu), d = a & 0x1fffu;
+  if (d > 0x1000u || (d == 0x1000u && (h & 1u))) h++;
+  return (unsigned short)(sign | h);
+}
+`;
+
+/**
  * Helpers defined in every source. `Dims` is passed by value (MAX_RANK 64-bit slots), so one compiled
  * kernel serves every shape. The float→int conversion reproduces JavaScript's ToInt32 (truncate, wrap
  * modulo 2^32, NaN and ±Infinity to 0), which is what the CPU backend's Int32Array stores do.
@@ -60,11 +94,14 @@ __device__ __forceinline__ int ar1_to_i32(double x) {
   return (int)(unsigned int)m;
 }
 __device__ __forceinline__ unsigned char ar1_to_u8(double x) { return (unsigned char)(ar1_to_i32(x) & 255); }
-`;
+${HALF_PRELUDE}`;
 
 /** A C expression converting `expr` (of dtype `from`) to dtype `to` as a JavaScript typed-array store would. */
 export function convert(expr: string, from: DType, to: DType): string {
   if (from === to) return expr;
+  // Half types go through float, as the CPU backend's conversions do.
+  if (isHalf(from)) return convert(`ar1_${from}_to_f32(${expr})`, 'float32', to);
+  if (isHalf(to)) return `ar1_f32_to_${to}(${convert(expr, from, 'float32')})`;
   if (to === 'float32') return `(float)(${expr})`;
   if (to === 'float64') return `(double)(${expr})`;
   if (from === 'int32' || from === 'bool')

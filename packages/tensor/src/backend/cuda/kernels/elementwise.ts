@@ -4,7 +4,8 @@
  * (stride 0), transposed views and strided destinations need no copies. The scalar functions follow the
  * CPU backend's definitions (cpu/elementwise.ts) case by case, NaN and integer wrap-around included.
  */
-import type { DType } from '../../../dtype.js';
+import { type DType, isHalf } from '../../../dtype.js';
+import { toHalfBits } from '../../../half.js';
 import { sizeOf } from '../../../shape.js';
 import type { BinaryOp, UnaryOp, View } from '../../backend.js';
 import type { KernelArg } from '../args.js';
@@ -241,7 +242,7 @@ export function copyKernel(from: DType, to: DType, rank: number, bits: IndexBits
   });
 }
 
-/** The fill value arrives already converted to the output dtype (as a double for float64). */
+/** The fill value arrives already converted to the output dtype (as a double for float64, bits for halves). */
 export function fillKernel(dtype: DType, rank: number, bits: IndexBits): KernelSource {
   const scalar = dtype === 'float64' ? 'double value' : dtype === 'float32' ? 'float value' : 'int value';
   return mapKernel({
@@ -291,10 +292,11 @@ function launchMap(
   L.launch(kernelFor(walk.rank, bits), [gridFor(n, MAP_THREADS, L)], MAP_THREADS, args);
 }
 
-/** The fill value as the output dtype stores it (JavaScript typed-array conversion). */
+/** The fill value as the output dtype stores it (JavaScript typed-array conversion; half types as bits). */
 function fillScalar(dtype: DType, value: number): KernelArg {
   if (dtype === 'float64') return ['f64', value];
   if (dtype === 'float32') return ['f32', value];
+  if (isHalf(dtype)) return ['i32', toHalfBits(dtype, value)];
   return ['i32', dtype === 'bool' ? (value | 0) & 255 : value | 0];
 }
 
