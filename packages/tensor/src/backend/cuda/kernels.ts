@@ -17,10 +17,10 @@ import {
 } from './kernels/softmax.js';
 
 /**
- * The kernels that take float16/bfloat16 views themselves (conversions, and `where`, which moves bits); the
- * rest compute on float32 copies (../half-compute.ts).
+ * The kernels that take float16/bfloat16 views themselves: conversions, `where` (which moves bits) and
+ * matmul (half tiles, float accumulators); the rest compute on float32 copies (../half-compute.ts).
  */
-export const CUDA_HALF_KERNELS: ReadonlySet<KernelName> = new Set(['fill', 'copy', 'where']);
+export const CUDA_HALF_KERNELS: ReadonlySet<KernelName> = new Set(['fill', 'copy', 'where', 'matmul']);
 
 export function cudaKernels(L: Launcher): Kernels {
   return {

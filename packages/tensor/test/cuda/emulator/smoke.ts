@@ -203,7 +203,15 @@ export function emulatedSmoke(device: string): void {
           const a = cast(leaf(dev, [2, 9, 40], vals(720, 25)), 'bfloat16');
           const b = cast(leaf(dev, [40, 7], vals(280, 26)), 'bfloat16');
           const s = cast(leaf(dev, [5, 33], vals(165, 27)), 'float16');
-          return [matmul(a, b), softmax(s, -1), sum(s, 1), s.exp().mul(s)];
+          const bt = cast(leaf(dev, [7, 40], vals(280, 28)), 'float16');
+          // matmul takes half views itself (float accumulators); the rest go through float32 copies.
+          return [
+            matmul(a, b),
+            matmul(cast(a, 'float16'), transpose(bt, 0, 1)),
+            softmax(s, -1),
+            sum(s, 1),
+            s.exp().mul(s),
+          ];
         },
         // Each device rounds its own float32 result once: they may differ by one half ulp.
         { atol: 1e-3, rtol: 8e-3 },

@@ -34,7 +34,7 @@ import { logprobsBackwardKernel, logprobsKernel, softmaxBackwardKernel, softmaxK
 
 const DTYPES: DType[] = ['float32', 'float64', 'int32', 'bool'];
 const FLOATS: DType[] = ['float32', 'float64'];
-/** Stored as bits: only fill, copy (to and from every dtype) and where take them (kernels.ts). */
+/** Stored as bits: only fill, copy (to and from every dtype), where and matmul take them (kernels.ts). */
 const HALVES: DType[] = ['float16', 'bfloat16'];
 const BITS: IndexBits[] = [32, 64];
 const REDUCE_OPS: ReduceOp[] = ['sum', 'prod', 'max', 'min', 'argmax', 'argmin'];
@@ -102,6 +102,9 @@ export function kernelCatalog(): KernelSource[] {
     out.push(matmulKernel({ dtype: 'float32', a: 'n', b: 't', batchRank, tiles: MATMUL_TILES.small }));
   }
   out.push(matmulKernel({ dtype: 'float64', a: 'n', b: 'n', batchRank: 1, tiles: MATMUL_TILES.double }));
+  for (const half of HALVES)
+    for (const tiles of [MATMUL_TILES.small, MATMUL_TILES.large])
+      out.push(matmulKernel({ dtype: half, a: 'n', b: 't', batchRank: 1, tiles }));
   out.push(matmulKernel({ dtype: 'int32', a: 't', b: 's', batchRank: 2, tiles: MATMUL_TILES.small }));
   for (const dtype of ['float32', 'float64', 'int32'] as DType[])
     out.push(gatherKernel(dtype, 1, 32), scatterAddKernel(dtype, 1, 32));

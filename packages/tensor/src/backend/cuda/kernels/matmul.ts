@@ -5,15 +5,16 @@
  * column stride, row-major), 't' (unit row stride, i.e. a transposed view) or 's' (any strides), so the
  * tile loads are coalesced along whichever axis is contiguous and transposed views need no copy.
  * Thread i of a micro-tile owns rows ty + i·(BM/TM) (strided, not adjacent) so shared-memory reads and
- * the final stores are conflict-free and coalesced.
+ * the final stores are conflict-free and coalesced. float16 and bfloat16 operands are widened to float
+ * as tiles load and accumulate in float; each result is rounded once to the half type as it is stored.
  */
-import type { DType } from '../../../dtype.js';
+import { type DType, isHalf } from '../../../dtype.js';
 import { sizeOf } from '../../../shape.js';
 import type { View } from '../../backend.js';
 import { coalesce } from '../coalesce.js';
 import { planGemm } from '../gemm-plan.js';
 import { type Launcher, ptrOf } from '../launcher.js';
-import { C_TYPE, type KernelSource, source } from './common.js';
+import { C_TYPE, type KernelSource, convert, source } from './common.js';
 
 export type Layout = 'n' | 't' | 's';
 
@@ -66,6 +67,7 @@ function tileLoad(
   colStride: string,
   threads: number,
   zero: string,
+  widen: (element: string) => string,
 ): string {
   const per = (rows * cols) / threads;
   // Consecutive threads walk the unit-stride axis: along the k axis when it has stride 1 ('n' for A),
@@ -80,7 +82,7 @@ function tileLoad(
       int e = tid + l * ${threads};
       int r = ${r}, c = ${c};
       long long gr = ${rowStart} + r, gc = ${colStart} + c;
-      ${smem}[c][r] = (gr < ${rowLimit} && gc < K) ? ${ptr}[gr * ${rs} + gc * ${cs}] : ${zero};
+      ${smem}[c][r] = (gr < ${rowLimit} && gc < K) ? ${widen(`${ptr}[gr * ${rs} + gc * ${cs}]`)} : ${zero};
     }`;
 }
 
@@ -91,7 +93,11 @@ function tileLoad(
 export function matmulKernel(spec: MatmulSpec): KernelSource {
   const { dtype, a, b, batchRank, tiles } = spec;
   const { BM, BN, BK, TM, TN } = tiles;
-  const T = C_TYPE[dtype];
+  // S: what memory holds; T: what tiles and accumulators hold (float for the half types).
+  const S = C_TYPE[dtype];
+  const compute: DType = isHalf(dtype) ? 'float32' : dtype;
+  const T = C_TYPE[compute];
+  const widen = (element: string) => convert(element, dtype, compute);
   if (dtype === 'bool')
     throw new Error('cuda matmul: bool operands are not supported (cast to a number type)');
   const threads = matmulThreads(tiles);
@@ -105,7 +111,7 @@ export function matmulKernel(spec: MatmulSpec): KernelSource {
       `{ long long n = bShape.v[${d}]; long long c = rem % n; rem /= n; A += c * aBatch.v[${d}]; B += c * bBatch.v[${d}]; }`,
     );
   }
-  const body = `extern "C" __global__ void __launch_bounds__(${threads}) ${name}(${T}* __restrict__ C, const ${T}* __restrict__ A, const ${T}* __restrict__ B, int M, int N, int K, long long ars, long long acs, long long brs, long long bcs, Dims bShape, Dims aBatch, Dims bBatch, long long z0) {
+  const body = `extern "C" __global__ void __launch_bounds__(${threads}) ${name}(${S}* __restrict__ C, const ${S}* __restrict__ A, const ${S}* __restrict__ B, int M, int N, int K, long long ars, long long acs, long long brs, long long bcs, Dims bShape, Dims aBatch, Dims bBatch, long long z0) {
   __shared__ ${T} As[${BK}][${BM} + 1];
   __shared__ ${T} Bs[${BK}][${BN} + 1];
   const int tid = threadIdx.x;
@@ -121,8 +127,8 @@ export function matmulKernel(spec: MatmulSpec): KernelSource {
     #pragma unroll
     for (int j = 0; j < ${TN}; j++) acc[i][j] = ${zero};
   for (long long k0 = 0; k0 < K; k0 += ${BK}) {
-    ${tileLoad('As', 'A', a, BM, BK, 'M', 'm0', 'k0', 'ars', 'acs', threads, zero)}
-    ${tileLoad('Bs', 'B', b === 'n' ? 't' : b === 't' ? 'n' : 's', BN, BK, 'N', 'n0', 'k0', 'bcs', 'brs', threads, zero)}
+    ${tileLoad('As', 'A', a, BM, BK, 'M', 'm0', 'k0', 'ars', 'acs', threads, zero, widen)}
+    ${tileLoad('Bs', 'B', b === 'n' ? 't' : b === 't' ? 'n' : 's', BN, BK, 'N', 'n0', 'k0', 'bcs', 'brs', threads, zero, widen)}
     __syncthreads();
     #pragma unroll
     for (int kk = 0; kk < ${BK}; kk++) {
@@ -145,7 +151,7 @@ export function matmulKernel(spec: MatmulSpec): KernelSource {
     #pragma unroll
     for (int j = 0; j < ${TN}; j++) {
       long long c = n0 + tx + j * ${BN / TN};
-      if (c < N) C[r * N + c] = acc[i][j];
+      if (c < N) C[r * N + c] = ${convert('acc[i][j]', compute, dtype)};
     }
   }
 }`;
