@@ -259,6 +259,38 @@ describe('TransformerLM', () => {
     expect(loss).toBeLessThan(0.05);
     expect(memory()).toEqual(before);
   });
+
+  it('in bfloat16: the float32 initial weights rounded, logits near float32 ones, and it trains', () => {
+    const ids = tensor([[1, 5, 2, 9, 3, 7, 1, 5, 2, 9, 3, 7]], { dtype: 'int32' });
+    const wide = new TransformerLM({ ...tiny, copyHead: true });
+    const half = new TransformerLM({ ...tiny, copyHead: true, dtype: 'bfloat16' });
+    const named = new Map(half.namedParameters());
+    for (const [name, p] of wide.namedParameters()) {
+      const h = named.get(name)!;
+      expect(h.dtype, name).toBe('bfloat16');
+      expect([...h.dataSync()], name).toEqual([...p.cast('bfloat16').dataSync()]);
+    }
+    const w = noGrad(() => wide.forward(ids).logits.dataSync());
+    const logits = noGrad(() => half.forward(ids).logits);
+    expect(logits.dtype).toBe('bfloat16');
+    expect(maxAbsDiff(logits.dataSync(), w)).toBeLessThan(0.05);
+    const opt = new AdamW(half.parameters(), { lr: 0.01, weightDecay: 0 });
+    const x = ids.slice(1, 0, -1);
+    const y = ids.slice(1, 1);
+    const losses: number[] = [];
+    for (let step = 0; step < 40; step++)
+      losses.push(
+        tidy(() => {
+          const l = crossEntropy(half.forward(x).logits, y);
+          l.backward();
+          expect(half.embed.weight.grad?.dtype).toBe('bfloat16');
+          opt.step();
+          opt.zeroGrad();
+          return l.itemSync();
+        }),
+      );
+    expect(losses.at(-1)).toBeLessThan(0.25 * losses[0]);
+  });
 });
 
 describe('generate', () => {

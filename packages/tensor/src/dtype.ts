@@ -4,6 +4,9 @@
  */
 export type DType = 'float32' | 'float64' | 'float16' | 'bfloat16' | 'int32' | 'bool';
 
+/** The floating-point dtypes: what parameters, activations and gradients can be. */
+export type FloatDType = 'float32' | 'float64' | 'float16' | 'bfloat16';
+
 export type TypedArray = Float32Array | Float64Array | Int32Array | Uint8Array | Uint16Array;
 
 const ARRAY_CTOR = {

@@ -3,7 +3,7 @@
  * other backends register themselves (see backend/backend.ts for the interface they implement).
  */
 export { Tensor, type NestedArray, type TensorOrScalar } from './tensor.js';
-export type { DType, TypedArray } from './dtype.js';
+export type { DType, FloatDType, TypedArray } from './dtype.js';
 export { isFloat, isHalf, promoteTypes } from './dtype.js';
 export {
   type HalfDType,

@@ -3,7 +3,7 @@
  * `lengths[b]` valid positions. Prefill, decoding and appending a tool observation are all one operation,
  * `TransformerLM.extend`, which writes the new positions of each row and advances its length.
  */
-import { type Tensor, keep, zeros } from '@agent-r1/tensor';
+import { type Tensor, keep, zeros, type FloatDType } from '@agent-r1/tensor';
 
 export interface KVCacheShape {
   layers: number;
@@ -12,7 +12,7 @@ export interface KVCacheShape {
   headDim: number;
   /** Positions each row can hold. */
   capacity: number;
-  dtype?: 'float32' | 'float64';
+  dtype?: FloatDType;
   device?: string;
   /** For a model with a copy head: the width of its keys, kept with each position's token id. */
   copyDim?: number;

@@ -1,8 +1,8 @@
 /** Parameter initialisers, each drawing from an explicit generator so a seed fixes the model. */
-import { type Generator, type Tensor, normal, ones, uniform, zeros } from '@agent-r1/tensor';
+import { type Generator, type Tensor, normal, ones, uniform, zeros, type FloatDType } from '@agent-r1/tensor';
 
 export interface InitOptions {
-  dtype?: 'float32' | 'float64';
+  dtype?: FloatDType;
   device?: string;
   generator?: Generator;
 }

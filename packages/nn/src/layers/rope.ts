@@ -2,7 +2,7 @@
  * Rotary position embeddings (Su et al. 2021), rotate-half layout as in GPT-NeoX and LLaMA: the first and
  * second halves of each head's features form the (real, imaginary) pairs rotated by position · θ_i.
  */
-import { type Tensor, concat, embedding, keep, tensor } from '@agent-r1/tensor';
+import { type Tensor, concat, embedding, keep, tensor, type FloatDType } from '@agent-r1/tensor';
 
 export class RotaryTables {
   /** [maxLength, headDim / 2] each; buffers, not parameters. */
@@ -13,7 +13,7 @@ export class RotaryTables {
     readonly headDim: number,
     readonly maxLength: number,
     base = 10000,
-    options: { dtype?: 'float32' | 'float64'; device?: string } = {},
+    options: { dtype?: FloatDType; device?: string } = {},
   ) {
     if (headDim % 2 !== 0) throw new Error(`RotaryTables: head dimension must be even, got ${headDim}`);
     const half = headDim / 2;

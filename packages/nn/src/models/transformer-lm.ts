@@ -4,7 +4,7 @@
  * (a scalar per position) for PPO critics, and an optional copy head (layers/copy-head.ts) that mixes in
  * attention over the context's tokens.
  */
-import { Generator, type Tensor, gather, matmul, tensor, tidy } from '@agent-r1/tensor';
+import { Generator, type Tensor, gather, matmul, tensor, tidy, type FloatDType } from '@agent-r1/tensor';
 import { KVCache } from '../generate/kv-cache.js';
 import type { AttentionContext } from '../layers/attention.js';
 import { DecoderBlock, makeNorm } from '../layers/block.js';
@@ -51,7 +51,7 @@ export interface TransformerConfig {
   copySourceGate?: boolean;
   /** Seed of the initialisation. */
   seed?: number;
-  dtype?: 'float32' | 'float64';
+  dtype?: FloatDType;
   device?: string;
 }
 
