@@ -85,6 +85,36 @@ describe('conversions', () => {
     }
   });
 
+  test.each(HALVES)('%s: the copy kernel converts as the scalar functions do', (dtype) => {
+    // Every pattern's value, every midpoint between neighbours (the ties), and random float32 bits.
+    const values = decodeHalf(
+      dtype,
+      new Uint16Array(65536).map((_, i) => i),
+    );
+    const words = new Uint32Array(3 * 65536);
+    const floats = new Float32Array(words.buffer);
+    floats.set(values);
+    for (let i = 0; i < 65535; i++) floats[65536 + i] = (values[i] + values[i + 1]) / 2;
+    let seed = 99;
+    for (let i = 2 * 65536; i < words.length; i++) {
+      seed = (seed * 1103515245 + 12345) >>> 0;
+      words[i] = seed ^ (seed << 13);
+    }
+    tidy(() => {
+      const half = tensor(floats).cast(dtype);
+      const bits = encodeHalf(dtype, half.dataSync());
+      const want = encodeHalf(dtype, floats);
+      for (let i = 0; i < floats.length; i++)
+        if (bits[i] !== want[i] && !Number.isNaN(floats[i]))
+          throw new Error(`${dtype}: ${floats[i]} copied to bits ${bits[i]}, expected ${want[i]}`);
+      const back = half.cast('float32').dataSync();
+      expect(Object.is(back[7], values[7])).toBe(true);
+      expect(
+        [...back.subarray(0, 65536)].map((x, i) => Object.is(x, values[i]) || Number.isNaN(x)),
+      ).not.toContain(false);
+    });
+  });
+
   test('float16 edge cases', () => {
     expect(toFloat16Bits(65504)).toBe(0x7bff);
     expect(toFloat16Bits(65519.99)).toBe(0x7bff);

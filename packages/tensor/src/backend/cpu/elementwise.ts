@@ -1,7 +1,8 @@
-import { type DType, isHalf } from '../../dtype.js';
-import { halfBitsToNumber, toHalfBits } from '../../half.js';
+import { isHalf } from '../../dtype.js';
+import { toHalfBits } from '../../half.js';
 import { sizeOf } from '../../shape.js';
 import type { BinaryOp, UnaryOp, View } from '../backend.js';
+import { halfRunCopier } from './half-copy.js';
 import { dataOf } from './storage.js';
 import { forEachRun, isDense } from './strided.js';
 
@@ -73,22 +74,13 @@ export function fill(out: View, value: number): void {
   });
 }
 
-/** What a stored element of `dtype` reads as, and what a number is stored as (identity but for half types). */
-const bitsToNumber = (dtype: DType) =>
-  isHalf(dtype) ? (bits: number) => halfBitsToNumber(dtype, bits) : (x: number) => x;
-const numberToBits = (dtype: DType) =>
-  isHalf(dtype) ? (x: number) => toHalfBits(dtype, x) : (x: number) => x;
-
 export function copy(src: View, dst: View): void {
   const s = dataOf(src);
   const d = dataOf(dst);
   const sameType = src.dtype === dst.dtype;
   if (!sameType && (isHalf(src.dtype) || isHalf(dst.dtype))) {
-    const load = bitsToNumber(src.dtype);
-    const store = numberToBits(dst.dtype);
-    forEachRun(src.shape, [src, dst], ([i, j], n, [si, sj]) => {
-      for (let k = 0; k < n; k++, i += si, j += sj) d[j] = store(load(s[i]));
-    });
+    const copyRun = halfRunCopier(src.dtype, dst.dtype, s, d);
+    forEachRun(src.shape, [src, dst], ([i, j], n, [si, sj]) => copyRun(i, si, j, sj, n));
     return;
   }
   forEachRun(src.shape, [src, dst], ([i, j], n, [si, sj]) => {
