@@ -1,7 +1,7 @@
 /**
  * GPU kernel benchmarks for the cuda backend: matmul TFLOP/s at 1024–4096 (float32: the hand-written
  * tiled kernel, and cuBLAS in FP32 and TF32 where libcublas is found; bfloat16 and float16 operands through
- * the tiled kernel), flash attention forward and forward+backward throughput, softmax and logprobs bandwidth.
+ * the tiled kernel and cuBLAS GemmEx), flash attention forward and forward+backward throughput, softmax and logprobs bandwidth.
  * Run from the repository root on a machine with an NVIDIA GPU:
  *
  *   npm run bench:cuda -w @agent-r1/benchmarks [-- --quick]
@@ -107,20 +107,21 @@ async function main(): Promise<void> {
       a.dispose();
       b.dispose();
     }
-    // Half storage through the tiled kernel (float accumulators; no tensor cores): half the bytes moved.
-    const kernels = impls[0][1];
-    for (const dtype of ['bfloat16', 'float16'] as const) {
-      const a = randn([n, n], { device: kernels.name, dtype });
-      const b = randn([n, n], { device: kernels.name, dtype });
-      const ms = time(kernels, () => matmul(a, b), n >= 4096 ? 3 : 10, reps);
-      rows.push({
-        name: `matmul ${dtype} ${n}³ kernels`,
-        ms,
-        rate: `${((2 * n ** 3) / ms / 1e9).toFixed(2)} TFLOP/s`,
-      });
-      a.dispose();
-      b.dispose();
-    }
+    // Half storage: the tiled kernel (float accumulators, no tensor cores) and cuBLAS GemmEx (float32
+    // compute, tensor cores); TF32 does not apply to half operands.
+    for (const [impl, on] of impls.filter(([impl]) => impl !== 'cuBLAS TF32'))
+      for (const dtype of ['bfloat16', 'float16'] as const) {
+        const a = randn([n, n], { device: on.name, dtype });
+        const b = randn([n, n], { device: on.name, dtype });
+        const ms = time(on, () => matmul(a, b), n >= 4096 ? 3 : 10, reps);
+        rows.push({
+          name: `matmul ${dtype} ${n}³ ${impl}`,
+          ms,
+          rate: `${((2 * n ** 3) / ms / 1e9).toFixed(2)} TFLOP/s`,
+        });
+        a.dispose();
+        b.dispose();
+      }
   }
 
   const [B, H, T, D] = quick ? [2, 8, 512, 64] : [4, 16, 1024, 64];

@@ -143,6 +143,16 @@ describe('planGemm: row-major matmuls as cuBLAS column-major GEMMs', () => {
     const b = makeOperand([2], 4, 5, 'rowMajor', false, v);
     const out = makeOperand([2], 3, 5, 'rowMajor', false, v);
     expect(ok(a, b, out)).toBe(true);
+    // Half types go to cuBLAS too (GemmEx), with the same plan and their own dtype.
+    for (const half of ['float16', 'bfloat16'] as const) {
+      const [ah, bh, oh] = [a, b, out].map((x) => ({
+        ...x,
+        view: { ...x.view, dtype: half, storage: { ...x.view.storage, dtype: half } },
+      }));
+      const plan = planGemm(ah.view, bh.view, oh.view);
+      expect(plan).toEqual({ ...planGemm(a.view, b.view, out.view), dtype: half });
+      expect(ok(ah, b, oh)).toBe(false); // mixed dtypes are the kernel's (the op layer never sends them)
+    }
     // Integers, an output with strided columns, batches written on top of each other, an empty K.
     const ai = makeOperand([2], 3, 4, 'rowMajor', false, v, 'int32');
     const bi = makeOperand([2], 4, 5, 'rowMajor', false, v, 'int32');

@@ -345,7 +345,7 @@ function checkAgainstHeader(prototypes: Record<string, string>, header: string):
 }
 
 describe('cuBLAS bindings', () => {
-  test('every prototype parses as a C declaration, GEMMs with the 18 parameters cuBLAS documents', async () => {
+  test('every prototype parses as a C declaration, GEMMs with the 18 (Ex: 23) parameters cuBLAS documents', async () => {
     const koffi = (await loadKoffi()) as KoffiModule & {
       proto(p: string): unknown;
       introspect(t: unknown): { proto: { arguments: unknown[] } };
@@ -353,6 +353,7 @@ describe('cuBLAS bindings', () => {
     for (const [name, proto] of Object.entries(CUBLAS_PROTOTYPES)) {
       const args = koffi.introspect(koffi.proto(proto)).proto.arguments;
       if (name.includes('gemm')) expect(args.length, name).toBe(18);
+      if (name.includes('GemmStridedBatchedEx')) expect(args.length, name).toBe(23);
     }
   });
 

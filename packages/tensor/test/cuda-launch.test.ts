@@ -153,6 +153,12 @@ describe('cuda launchers (recorded, no GPU)', () => {
       'ar1_matmul_int32_nn_',
       'ar1_matmul_float32_s',
     ]);
+    // bfloat16 goes to the GEMM (GemmEx) as float32 does; without a GEMM, to the half kernel.
+    K.matmul(R.view('bfloat16', [3, 4]), R.view('bfloat16', [4, 2]), R.view('bfloat16', [3, 2]));
+    expect(gemms.map((g) => g.plan.dtype)).toEqual(['float32', 'bfloat16']);
+    R.gemm = undefined;
+    K.matmul(R.view('float16', [3, 4]), R.view('float16', [4, 2]), R.view('float16', [3, 2]));
+    expect(R.launches.at(-1)?.kernel.name).toMatch(/^ar1_matmul_float16_nn_/);
   });
 
   test('device-side validation is wired to the error word', () => {

@@ -161,7 +161,7 @@ function entriesOf(tensors: Record<string, Tensor>, where: string): [string, Ten
   return list;
 }
 
-/** What the file stores of a tensor's values: half dtypes as their bits (the values convert back exactly). */
+/** What the file stores of a tensor's values: half dtypes as their bits (each value's own; NaNs stay NaNs). */
 function storedElements(t: Tensor, values: TypedArray): TypedArray {
   return isHalf(t.dtype) ? encodeHalf(t.dtype, values) : values;
 }

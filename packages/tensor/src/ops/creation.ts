@@ -152,7 +152,7 @@ export function arange(start: number, end?: number, step = 1, options: TensorOpt
 export function eye(n: number, m = n, options: TensorOptions = {}): Tensor {
   const values = new Float64Array(n * m);
   for (let i = 0; i < Math.min(n, m); i++) values[i * m + i] = 1;
-  return tensor(values, { dtype: 'float32', ...options, shape: [n, m] });
+  return tensor(values, { ...options, dtype: options.dtype ?? 'float32', shape: [n, m] });
 }
 
 function draw(

@@ -1,6 +1,7 @@
 /**
  * cuBLAS through koffi, for the matmuls whose layout it takes as it is (gemm-plan.ts): one handle bound to
- * the backend's stream, strided-batched SGEMM/DGEMM. Optional: the backend uses it when libcublas is
+ * the backend's stream, strided-batched SGEMM/DGEMM, and GemmEx for float16/bfloat16 (float32 compute and
+ * scalars: tensor cores where the GPU has them, one rounding of each result). Optional: the backend uses it when libcublas is
  * found (or when asked to, and then a missing library is an error naming it). Device pointers cross the
  * FFI as uint64_t, as in the driver API; alpha and beta are host scalars (the default pointer mode).
  */
@@ -12,6 +13,10 @@ const CUBLAS_STATUS_SUCCESS = 0;
 /** cublasMath_t: plain FP32 arithmetic, or FP32 matmuls on TF32 tensor cores (10-bit mantissa inputs). */
 const CUBLAS_DEFAULT_MATH = 0;
 const CUBLAS_TF32_TENSOR_OP_MATH = 3;
+/** cudaDataType_t of the half types, cublasComputeType_t and cublasGemmAlgo_t for GemmEx. */
+const CUDA_DATA_TYPE = { float16: 2, bfloat16: 14 } as const;
+const CUBLAS_COMPUTE_32F = 68;
+const CUBLAS_GEMM_DEFAULT = -1;
 
 const gemmArgs = (t: string) =>
   `void *handle, int transa, int transb, int m, int n, int k, const ${t} *alpha, uint64_t A, int lda, int64_t strideA, uint64_t B, int ldb, int64_t strideB, const ${t} *beta, uint64_t C, int ldc, int64_t strideC, int batchCount`;
@@ -26,6 +31,8 @@ export const CUBLAS_PROTOTYPES = {
   cublasGetStatusString: 'const char *cublasGetStatusString(int status)',
   cublasSgemmStridedBatched: `int cublasSgemmStridedBatched(${gemmArgs('float')})`,
   cublasDgemmStridedBatched: `int cublasDgemmStridedBatched(${gemmArgs('double')})`,
+  cublasGemmStridedBatchedEx:
+    'int cublasGemmStridedBatchedEx(void *handle, int transa, int transb, int m, int n, int k, const float *alpha, uint64_t A, int Atype, int lda, int64_t strideA, uint64_t B, int Btype, int ldb, int64_t strideB, const float *beta, uint64_t C, int Ctype, int ldc, int64_t strideC, int batchCount, int computeType, int algo)',
 } as const;
 
 type Call = keyof typeof CUBLAS_PROTOTYPES;
@@ -98,14 +105,35 @@ export async function loadCublas(options: CublasOptions): Promise<Cublas> {
     version: Number(versionBox[0]),
     gemm(plan, p) {
       const { first, second } = plan;
+      const shape = [handle, first.op, second.op, plan.m, plan.n, plan.k];
+      if (plan.dtype === 'float16' || plan.dtype === 'bfloat16') {
+        const type = CUDA_DATA_TYPE[plan.dtype];
+        check(
+          'cublasGemmStridedBatchedEx',
+          ...shape,
+          one.float32,
+          p.b,
+          type,
+          first.ld,
+          first.batchStride,
+          p.a,
+          type,
+          second.ld,
+          second.batchStride,
+          zero.float32,
+          p.out,
+          type,
+          plan.ldc,
+          plan.batchStrideC,
+          plan.batches,
+          CUBLAS_COMPUTE_32F,
+          CUBLAS_GEMM_DEFAULT,
+        );
+        return;
+      }
       check(
         plan.dtype === 'float32' ? 'cublasSgemmStridedBatched' : 'cublasDgemmStridedBatched',
-        handle,
-        first.op,
-        second.op,
-        plan.m,
-        plan.n,
-        plan.k,
+        ...shape,
         one[plan.dtype],
         p.b,
         first.ld,

@@ -6,6 +6,7 @@
  * is passed as it is (op N); one whose rows are contiguous (a transposed view) with op T: either way no
  * copy is made. Pure host arithmetic, so the mapping is tested without a GPU against the GEMM's definition.
  */
+import type { DType } from '../../dtype.js';
 import { sizeOf } from '../../shape.js';
 import type { View } from '../backend.js';
 import { coalesce } from './coalesce.js';
@@ -21,9 +22,16 @@ export interface GemmOperand {
   batchStride: number;
 }
 
-/** The arguments of cublas{S,D}gemmStridedBatched for C = A·B (alpha 1, beta 0), pointers left out. */
+/** The dtypes cuBLAS multiplies here: float16 and bfloat16 through cublasGemmStridedBatchedEx. */
+export type GemmDtype = 'float32' | 'float64' | 'float16' | 'bfloat16';
+const GEMM_DTYPES: readonly DType[] = ['float32', 'float64', 'float16', 'bfloat16'];
+
+/**
+ * The arguments of cublas{S,D}gemmStridedBatched (or GemmStridedBatchedEx) for C = A·B (alpha 1, beta 0),
+ * pointers left out.
+ */
 export interface GemmPlan {
-  dtype: 'float32' | 'float64';
+  dtype: GemmDtype;
   m: number;
   n: number;
   k: number;
@@ -69,9 +77,8 @@ function operand(
  * runs its own kernel.
  */
 export function planGemm(a: View, b: View, out: View): GemmPlan | undefined {
-  const dtype = out.dtype;
-  if ((dtype !== 'float32' && dtype !== 'float64') || a.dtype !== dtype || b.dtype !== dtype)
-    return undefined;
+  const dtype = out.dtype as GemmDtype;
+  if (!GEMM_DTYPES.includes(dtype) || a.dtype !== dtype || b.dtype !== dtype) return undefined;
   const rank = out.shape.length;
   if (rank < 2) return undefined;
   const M = out.shape[rank - 2];
