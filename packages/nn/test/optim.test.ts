@@ -252,7 +252,7 @@ describe('AdamW', () => {
     expect(() => fresh.loadState({ ...state, tensors: noV })).toThrow(/missing 0.1.v/);
     expect(() =>
       fresh.loadState({ ...state, tensors: { ...state.tensors, '0.0.m': tensor([1, 2, 3]) } }),
-    ).toThrow(/0.0.m is \[3\] float32 but the parameter is \[2\] float32/);
+    ).toThrow(/0.0.m is \[3\] float32 but should be \[2\] float32 \(the parameter is float32\)/);
     expect(() => new AdamW([b, a]).loadState(state, new Map([[a, 'a']]))).toThrow(
       /group 0 holds other parameters than the saved one; not in the state: a; only in the state: 0.1$/,
     );
@@ -267,6 +267,76 @@ describe('AdamW', () => {
     );
     expect(() => new AdamW([a], { betas: [0.9, 1] })).toThrow(
       /betas\[1\] must be a finite number in \[0, 1\)/,
+    );
+  });
+});
+
+describe('half-precision parameters', () => {
+  const bf16 = (x: number) => tensor([x], { dtype: 'bfloat16' }).dataSync()[0];
+
+  it('update a float32 master copy, so steps below half a bfloat16 ulp add up', () => {
+    const p = tensor([1, -3], { dtype: 'bfloat16' });
+    p.requiresGrad = true;
+    const opt = new SGD([p], { lr: 1e-3 });
+    const master = [f(1), f(-3)];
+    for (let step = 0; step < 50; step++) {
+      tidy(() =>
+        p
+          .mul(tensor([1, 2], { dtype: 'bfloat16' }))
+          .sum()
+          .backward(),
+      );
+      opt.step();
+      opt.zeroGrad();
+      master[0] = f(master[0] - f(1e-3));
+      master[1] = f(master[1] - f(2e-3));
+    }
+    // Each step (1e-3 on 1.0) is below half of bfloat16's ulp there (2^-8 / 2): alone it rounds away.
+    expect(bf16(1 - 1e-3)).toBe(1);
+    expect(p.dtype).toBe('bfloat16');
+    expect(values(p)).toEqual(master.map(bf16));
+    const state = opt.state();
+    expect(Object.keys(state.tensors)).toEqual(['0.0.master']); // no momentum: no buffer of SGD's own
+    expect(values(state.tensors['0.0.master'])).toEqual(master);
+    expect(state.tensors['0.0.master'].dtype).toBe('float32');
+    const again = new SGD([p], { lr: 1e-3 });
+    again.loadState(state);
+    expect(values(again.state().tensors['0.0.master'])).toEqual(master);
+  });
+
+  it('AdamW state with a float16 parameter: master and moments in float32, restored exactly', () => {
+    const run = (opt: AdamW, p: Tensor, steps: number) => {
+      for (let s = 0; s < steps; s++) {
+        tidy(() => p.square().sum().backward());
+        opt.step();
+        opt.zeroGrad();
+      }
+    };
+    const make = () => {
+      const p = tensor([0.3, -1.7, 2.2], { dtype: 'float16' });
+      p.requiresGrad = true;
+      return p;
+    };
+    const p = make();
+    const opt = new AdamW([p], { lr: 0.01 });
+    run(opt, p, 3);
+    const state = opt.state();
+    expect(Object.keys(state.tensors).sort()).toEqual(['0.0.m', '0.0.master', '0.0.v']);
+    for (const t of Object.values(state.tensors)) expect(t.dtype).toBe('float32');
+    const q = make();
+    noGrad(() => q.copy_(p));
+    const resumed = new AdamW([q], { lr: 0.01 });
+    resumed.loadState(state);
+    run(opt, p, 2);
+    run(resumed, q, 2);
+    expect(values(q)).toEqual(values(p));
+    const bad = { ...state, tensors: { ...state.tensors, '0.0.m': tensor([0, 0, 0], { dtype: 'float16' }) } };
+    expect(() => new AdamW([make()]).loadState(bad)).toThrow(
+      /0.0.m is \[3\] float16 but should be \[3\] float32 \(the parameter is float16\)/,
+    );
+    const { '0.0.master': _, ...noMaster } = state.tensors;
+    expect(() => new AdamW([make()]).loadState({ ...state, tensors: noMaster })).toThrow(
+      /missing 0.0.master$/,
     );
   });
 });

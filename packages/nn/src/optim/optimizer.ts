@@ -2,8 +2,12 @@
  * The optimizer base class: parameter groups with their own hyper-parameters (as in PyTorch), a global step
  * count, per-parameter buffers (AdamW's moments, SGD's momentum) kept out of every tidy scope, and a state
  * that a checkpoint saves and restores exactly.
+ *
+ * A float16 or bfloat16 parameter is updated through a float32 master copy (buffer "master"): the update
+ * runs on it with a float32 gradient and float32 buffers, and the parameter gets its rounding. Without it,
+ * an update smaller than half a unit in the last place of a half weight would round away, step after step.
  */
-import { type Tensor, keep, noGrad, zerosLike } from '@agent-r1/tensor';
+import { type DType, type Tensor, isHalf, keep, noGrad, zerosLike } from '@agent-r1/tensor';
 
 /** Hyper-parameters every optimizer has; subclasses add theirs. */
 export interface BaseHyper {
@@ -47,7 +51,10 @@ export abstract class Optimizer<H extends BaseHyper> {
   /** "AdamW", "SGD": a state is only loaded into an optimizer of its own kind. (Getters, not fields, so
    * that the base constructor can read them.) */
   abstract get kind(): string;
-  /** The buffers each updated parameter has (all of them, or none before its first update). */
+  /**
+   * The buffers each updated parameter has (all of them, or none before its first update or where the
+   * settings need none, as SGD without momentum).
+   */
   protected abstract get bufferNames(): readonly string[];
 
   constructor(params: Iterable<Tensor> | readonly ParamGroupSpec<H>[], defaults: H) {
@@ -118,10 +125,28 @@ export abstract class Optimizer<H extends BaseHyper> {
             buffers = {};
             this.buffers.set(p, buffers);
           }
-          this.update(p, grad, group, lr ?? group.lr, buffers);
+          if (!isHalf(p.dtype)) {
+            this.update(p, grad, group, lr ?? group.lr, buffers);
+            continue;
+          }
+          buffers.master ??= keep(p.cast('float32'));
+          const wideGrad = grad.cast('float32');
+          this.update(buffers.master, wideGrad, group, lr ?? group.lr, buffers);
+          wideGrad.dispose();
+          p.copy_(buffers.master);
         }
       }
     });
+  }
+
+  /** The buffers parameter `p` has once updated: a half parameter's master copy first. */
+  private buffersOf(p: Tensor): readonly string[] {
+    return isHalf(p.dtype) ? ['master', ...this.bufferNames] : this.bufferNames;
+  }
+
+  /** The dtype of `p`'s buffers: float32 for a half parameter (see the top of the file). */
+  private bufferDtype(p: Tensor): DType {
+    return isHalf(p.dtype) ? 'float32' : p.dtype;
   }
 
   /** One parameter's update, run under noGrad; new buffers must be `keep()`-ed into `buffers`. */
@@ -152,7 +177,7 @@ export abstract class Optimizer<H extends BaseHyper> {
       params.forEach((p, i) => {
         const buffers = this.buffers.get(p);
         if (!buffers) return;
-        for (const b of this.bufferNames) if (buffers[b]) tensors[`${paramNames[i]}.${b}`] = buffers[b];
+        for (const b of this.buffersOf(p)) if (buffers[b]) tensors[`${paramNames[i]}.${b}`] = buffers[b];
       });
       return { ...(hyper as unknown as Record<string, unknown>), params: paramNames } as GroupState;
     });
@@ -199,17 +224,20 @@ export abstract class Optimizer<H extends BaseHyper> {
     const problems: string[] = [];
     const known = new Set<string>();
     for (const [name, p] of expected) {
-      const present = this.bufferNames.filter((b) => `${name}.${b}` in state.tensors);
+      const present = this.buffersOf(p).filter((b) => `${name}.${b}` in state.tensors);
       for (const b of present) known.add(`${name}.${b}`);
-      if (present.length > 0 && present.length < this.bufferNames.length) {
-        const absent = this.bufferNames.filter((b) => !present.includes(b)).map((b) => `${name}.${b}`);
-        problems.push(`missing ${absent.join(', ')}`);
-      }
+      // The optimizer's own buffers come all or none (SGD without momentum has none); a half parameter
+      // with any of them also has its master copy.
+      const own = this.bufferNames.filter((b) => present.includes(b));
+      const absent = own.length > 0 ? this.bufferNames.filter((b) => !present.includes(b)) : [];
+      if (own.length > 0 && isHalf(p.dtype) && !present.includes('master')) absent.unshift('master');
+      if (absent.length) problems.push(`missing ${absent.map((b) => `${name}.${b}`).join(', ')}`);
       for (const b of present) {
         const t = state.tensors[`${name}.${b}`];
-        if (!sameShape(t.shape, p.shape) || t.dtype !== p.dtype)
+        if (!sameShape(t.shape, p.shape) || t.dtype !== this.bufferDtype(p))
           problems.push(
-            `${name}.${b} is [${t.shape}] ${t.dtype} but the parameter is [${p.shape}] ${p.dtype}`,
+            `${name}.${b} is [${t.shape}] ${t.dtype} but should be [${p.shape}] ${this.bufferDtype(p)}` +
+              ` (the parameter is ${p.dtype})`,
           );
       }
     }
@@ -234,13 +262,14 @@ export abstract class Optimizer<H extends BaseHyper> {
           (group as unknown as Record<string, unknown>)[key] = structuredClone(saved[key]);
       group.params.forEach((p, i) => {
         const name = paramNames[i];
-        if (!(`${name}.${this.bufferNames[0]}` in state.tensors)) return;
+        const names = this.buffersOf(p).filter((b) => `${name}.${b}` in state.tensors);
+        if (names.length === 0) return;
         const buffers: Record<string, Tensor> = {};
         noGrad(() => {
-          for (const b of this.bufferNames) {
+          for (const b of names) {
             const src = state.tensors[`${name}.${b}`];
             const onDevice = src.device === p.device ? src : src.to(p.device);
-            buffers[b] = keep(zerosLike(p)).copy_(onDevice);
+            buffers[b] = keep(zerosLike(p, { dtype: this.bufferDtype(p) })).copy_(onDevice);
             if (onDevice !== src) onDevice.dispose();
           }
         });
