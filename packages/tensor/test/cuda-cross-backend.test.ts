@@ -1,6 +1,7 @@
 /**
  * The cuda backend on a GPU: the cross-backend property suite (every primitive against the CPU reference,
- * forward and backward; see cross-backend/suite.ts), float64 gradient checks run on the device, and what
+ * forward and backward; see cross-backend/suite.ts), float64 gradient checks run on the device, the half
+ * types (cross-backend/half.ts), and what
  * only this backend has (Threefry draws bit-for-bit, kernel-raised index errors, the allocator's reuse).
  * Skips with one line without a CUDA driver; REQUIRE_CUDA=1 makes that a failure.
  *
@@ -26,6 +27,7 @@ import {
 } from '../src/index.js';
 import { acquireDevice } from './cross-backend/device.js';
 import { FLOAT64_GRADCHECK, deviceGradcheckSuite } from './cross-backend/gradcheck.js';
+import { halfPrecisionCases } from './cross-backend/half.js';
 import { crossBackendSuite } from './cross-backend/suite.js';
 
 const available = await acquireDevice('cuda');
@@ -48,6 +50,9 @@ if (available) {
   });
 
   deviceGradcheckSuite('cuda', FLOAT64_GRADCHECK);
+
+  // Half matmuls go through cuBLAS GemmEx here where libcublas is found, through the tiled kernel otherwise.
+  describe('cuda: float16 and bfloat16', () => halfPrecisionCases('cuda'));
 
   describe('cuda: backend specifics', () => {
     test('uniform and normal draws equal the CPU backend bit for bit', async () => {

@@ -1,0 +1,65 @@
+/**
+ * float16 and bfloat16 on a device against the CPU backend: conversions (casts both ways, between the two
+ * half types, to and from int32, strided copies, fill and where) bit for bit, on values that reach every
+ * rounding case (ties, subnormals, overflow, NaN, infinities); and ops that compute in float32 (matmul,
+ * also through a transposed view, softmax, sum, elementwise) within one half ulp, since each device rounds
+ * its own float32 result. Used by the emulated device's smoke test and by the GPU's cross-backend test.
+ */
+import { test } from 'vitest';
+import { type Tensor, cast, full, matmul, softmax, sum, transpose, where } from '../../src/index.js';
+import { checkSame, leaf } from './compare.js';
+
+const vals = (n: number, seed: number) =>
+  Array.from({ length: n }, (_, i) => Math.fround(Math.sin(1.7 * i + seed)));
+
+export function halfPrecisionCases(device: string): void {
+  test('float16 and bfloat16: conversions bit for bit, fill and where; other ops in float32', async () => {
+    const specials = [0, -0, 1, -1 / 3, 65504, 65519, 65520, 1e-8, 2 ** -25, 3 * 2 ** -25, 6e-5, 1e30];
+    const odd = [Number.NaN, Number.POSITIVE_INFINITY, -3.4e38, 1.401298464324817e-45, 1 + 2 ** -8];
+    const values = [...specials, ...odd, ...vals(40, 23).map((x) => x * 300)];
+    await checkSame(
+      device,
+      (dev) => {
+        const x = leaf(dev, [values.length], values);
+        const grid = leaf(dev, [6, 10], vals(60, 24)).mul(40);
+        const outs: Tensor[] = [];
+        for (const half of ['float16', 'bfloat16'] as const) {
+          const h = cast(x, half);
+          const g = cast(grid, half);
+          outs.push(
+            cast(h, 'float32'),
+            cast(h, 'float64'),
+            cast(cast(h, half === 'float16' ? 'bfloat16' : 'float16'), 'float32'),
+            cast(cast(grid, 'int32'), half),
+            cast(g, 'int32'),
+            transpose(g, 0, 1).contiguous(),
+            where(g.gt(0), g, full([10], 0.1, { device: dev, dtype: half })),
+          );
+        }
+        return outs;
+      },
+      { atol: 0, rtol: 0 },
+      'half conversions',
+    );
+    await checkSame(
+      device,
+      (dev) => {
+        const a = cast(leaf(dev, [2, 9, 40], vals(720, 25)), 'bfloat16');
+        const b = cast(leaf(dev, [40, 7], vals(280, 26)), 'bfloat16');
+        const s = cast(leaf(dev, [5, 33], vals(165, 27)), 'float16');
+        const bt = cast(leaf(dev, [7, 40], vals(280, 28)), 'float16');
+        // matmul takes half views itself (float accumulators); the rest go through float32 copies.
+        return [
+          matmul(a, b),
+          matmul(cast(a, 'float16'), transpose(bt, 0, 1)),
+          softmax(s, -1),
+          sum(s, 1),
+          s.exp().mul(s),
+        ];
+      },
+      // Each device rounds its own float32 result once: they may differ by one half ulp.
+      { atol: 1e-3, rtol: 8e-3 },
+      'half ops',
+    );
+  });
+}
