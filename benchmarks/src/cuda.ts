@@ -1,8 +1,9 @@
 /**
  * GPU kernel benchmarks for the cuda backend: matmul TFLOP/s at 1024–4096 (float32: the hand-written
  * tiled kernel, and cuBLAS in FP32 and TF32 where libcublas is found; bfloat16 and float16 operands through
- * the tiled kernel and cuBLAS GemmEx), flash attention forward and forward+backward throughput, softmax and logprobs bandwidth.
- * Run from the repository root on a machine with an NVIDIA GPU:
+ * the tiled kernel and cuBLAS GemmEx), flash attention forward and forward+backward throughput, softmax
+ * and logprobs bandwidth, and a training step of a policy (the multi-hop preset's, and a 768-wide 12-layer
+ * LM in float32 and in bfloat16). Run from the repository root on a machine with an NVIDIA GPU:
  *
  *   npm run bench:cuda -w @agent-r1/benchmarks [-- --quick]
  *
@@ -10,10 +11,13 @@
  * launches closed by a stream synchronize; prints the median. Without a CUDA driver it prints one line
  * saying so and exits 0, so it can sit in scripts that also run on CPU-only machines.
  */
+import { AdamW, TransformerLM, type TransformerConfig } from '@agent-r1/nn';
 import {
   type CudaBackend,
+  type FloatDType,
   type Tensor,
   createCudaBackend,
+  crossEntropy,
   initBackend,
   logSoftmax,
   logprobs,
@@ -187,6 +191,55 @@ async function main(): Promise<void> {
     ms: msLp,
     rate: `${((4 * N * V) / msLp / 1e6).toFixed(0)} GB/s (logits read once)`,
   });
+
+  // A training step of a policy (forward, cross-entropy, backward, AdamW): the multi-hop preset's policy,
+  // and a GPT-2-small-sized model in float32 and in bfloat16 (float32 master weights in the optimizer).
+  const policies: [string, TransformerConfig, number, number, FloatDType][] = [
+    [
+      'multihop policy',
+      { vocabSize: 3000, dModel: 64, layers: 3, heads: 4, kvHeads: 2, maxLength: 512, copyHead: true },
+      16,
+      256,
+      'float32',
+    ],
+    [
+      '768d×12 LM',
+      { vocabSize: 32000, dModel: 768, layers: 12, heads: 12, maxLength: 1024 },
+      8,
+      512,
+      'float32',
+    ],
+    [
+      '768d×12 LM',
+      { vocabSize: 32000, dModel: 768, layers: 12, heads: 12, maxLength: 1024 },
+      8,
+      512,
+      'bfloat16',
+    ],
+  ];
+  for (const [label, config, batch, length, dtype] of quick ? policies.slice(0, 2) : policies) {
+    const model = new TransformerLM({ ...config, device, dtype });
+    const opt = new AdamW(model.parameters(), { lr: 1e-4 });
+    const ids = randint(0, config.vocabSize, [batch, length + 1], { device, dtype: 'int32' });
+    const inputs = ids.slice(1, 0, length);
+    const labels = ids.slice(1, 1);
+    const step = () =>
+      tidy(() => {
+        crossEntropy(model.forward(inputs).logits, labels).backward();
+        opt.step();
+        opt.zeroGrad();
+        return [];
+      });
+    const ms = time(backend, step, 3, reps);
+    rows.push({
+      name: `train step ${label} ${dtype} [${batch}×${length}]`,
+      ms,
+      rate: `${((batch * length) / ms / 1e3).toFixed(1)}k tokens/s`,
+    });
+    opt.dispose();
+    model.dispose();
+    ids.dispose();
+  }
 
   const width0 = Math.max(...rows.map((r) => r.name.length));
   for (const r of rows) console.log(`${r.name.padEnd(width0)}  ${r.ms.toFixed(3).padStart(9)} ms  ${r.rate}`);
