@@ -17,10 +17,18 @@ import {
 } from './kernels/softmax.js';
 
 /**
- * The kernels that take float16/bfloat16 views themselves: conversions, `where` (which moves bits) and
- * matmul (half tiles, float accumulators); the rest compute on float32 copies (../half-compute.ts).
+ * The kernels that take float16/bfloat16 views themselves, computing in float and rounding each stored
+ * result once: the conversions, the elementwise maps (unary, binary, where) and matmul (half tiles, float
+ * accumulators). The rest compute on float32 copies (../half-compute.ts).
  */
-export const CUDA_HALF_KERNELS: ReadonlySet<KernelName> = new Set(['fill', 'copy', 'where', 'matmul']);
+export const CUDA_HALF_KERNELS: ReadonlySet<KernelName> = new Set([
+  'fill',
+  'copy',
+  'where',
+  'unary',
+  'binary',
+  'matmul',
+]);
 
 export function cudaKernels(L: Launcher): Kernels {
   return {

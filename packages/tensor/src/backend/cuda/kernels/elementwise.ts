@@ -5,7 +5,6 @@
  * CPU backend's definitions (cpu/elementwise.ts) case by case, NaN and integer wrap-around included.
  */
 import { type DType, isHalf } from '../../../dtype.js';
-import { toHalfBits } from '../../../half.js';
 import { sizeOf } from '../../../shape.js';
 import type { BinaryOp, UnaryOp, View } from '../../backend.js';
 import type { KernelArg } from '../args.js';
@@ -36,7 +35,7 @@ export interface MapSpec {
   inputs: readonly MapOperand[];
   /** Extra scalar arguments, e.g. `float value`. */
   scalars?: readonly string[];
-  /** C expression of the output value, reading inputs as `v_<name>`. */
+  /** C expression of the output value, reading inputs as `v_<name>` (half inputs as float: computeType). */
   expr: string;
   prelude?: string;
 }
@@ -54,16 +53,27 @@ export function mapKernel(spec: MapSpec): KernelSource {
     ]),
     ...(spec.scalars ?? []),
   ];
-  const reads = spec.inputs.map((o) => `${C_TYPE[o.dtype]} v_${o.name} = in_${o.name}[off_${o.name}];`);
+  // Half operands are read as float and the result stored rounded: expressions see compute types.
+  const reads = spec.inputs.map((o) =>
+    isHalf(o.dtype)
+      ? `float v_${o.name} = ${convert(`in_${o.name}[off_${o.name}]`, o.dtype, 'float32')};`
+      : `${C_TYPE[o.dtype]} v_${o.name} = in_${o.name}[off_${o.name}];`,
+  );
+  const value = isHalf(spec.out) ? convert(`(${spec.expr})`, 'float32', spec.out) : spec.expr;
   const body = `${spec.prelude ?? ''}
 extern "C" __global__ void ${spec.name}(${params.join(', ')}) {
   for (${idx} i = (${idx})(blockIdx.x * blockDim.x + threadIdx.x); i < (${idx})n; i += (${idx})(gridDim.x * blockDim.x)) {
     ${stridedOffsets(spec.rank, ['out', ...spec.inputs.map((o) => o.name)], idx)}
     ${reads.join('\n    ')}
-    out[off_out] = ${spec.expr};
+    out[off_out] = ${value};
   }
 }`;
   return source(spec.name, body);
+}
+
+/** The type a kernel computes a dtype's values in: float for the half types, else the dtype itself. */
+export function computeType(dtype: DType): DType {
+  return isHalf(dtype) ? 'float32' : dtype;
 }
 
 function f(dtype: DType, name: string): string {
@@ -150,7 +160,8 @@ export function unaryPrelude(op: UnaryOp, dtype: DType): string {
 }
 
 export function unaryKernel(op: UnaryOp, dtype: DType, rank: number, bits: IndexBits): KernelSource {
-  const expr = unaryExpr(op, dtype);
+  const c = computeType(dtype);
+  const expr = unaryExpr(op, c);
   if (expr === null) throw new Error(`cuda unary: ${op} is not defined for ${dtype} (cast to a float first)`);
   return mapKernel({
     name: `ar1_unary_${op}_${dtype}_r${rank}_i${bits}`,
@@ -158,8 +169,8 @@ export function unaryKernel(op: UnaryOp, dtype: DType, rank: number, bits: Index
     bits,
     out: dtype,
     inputs: [{ name: 'x', dtype }],
-    expr: `[&]() { ${C_TYPE[dtype]} x = v_x; return (${C_TYPE[dtype]})(${expr}); }()`,
-    prelude: unaryPrelude(op, dtype),
+    expr: `[&]() { ${C_TYPE[c]} x = v_x; return (${C_TYPE[c]})(${expr}); }()`,
+    prelude: unaryPrelude(op, c),
   });
 }
 
@@ -200,9 +211,11 @@ export function binaryExpr(op: BinaryOp, dtype: DType): string | null {
 }
 
 export function binaryKernel(op: BinaryOp, dtype: DType, rank: number, bits: IndexBits): KernelSource {
-  const expr = binaryExpr(op, dtype);
+  const c = computeType(dtype);
+  const expr = binaryExpr(op, c);
   if (expr === null) throw new Error(`cuda binary: ${op} is not defined for ${dtype} operands`);
   const out: DType = COMPARE[op] ? 'bool' : dtype;
+  const result = C_TYPE[computeType(out)];
   return mapKernel({
     name: `ar1_binary_${op}_${dtype}_r${rank}_i${bits}`,
     rank,
@@ -212,7 +225,7 @@ export function binaryKernel(op: BinaryOp, dtype: DType, rank: number, bits: Ind
       { name: 'a', dtype },
       { name: 'b', dtype },
     ],
-    expr: `[&]() { ${C_TYPE[dtype]} a = v_a; ${C_TYPE[dtype]} b = v_b; return (${C_TYPE[out]})(${expr}); }()`,
+    expr: `[&]() { ${C_TYPE[c]} a = v_a; ${C_TYPE[c]} b = v_b; return (${result})(${expr}); }()`,
   });
 }
 
@@ -238,13 +251,15 @@ export function copyKernel(from: DType, to: DType, rank: number, bits: IndexBits
     bits,
     out: to,
     inputs: [{ name: 'x', dtype: from }],
-    expr: convert('v_x', from, to),
+    expr: convert('v_x', computeType(from), computeType(to)),
   });
 }
 
-/** The fill value arrives already converted to the output dtype (as a double for float64, bits for halves). */
+/** The fill value arrives already converted to the output dtype (as a double for float64; a float, rounded
+ * as it is stored, for the half types). */
 export function fillKernel(dtype: DType, rank: number, bits: IndexBits): KernelSource {
-  const scalar = dtype === 'float64' ? 'double value' : dtype === 'float32' ? 'float value' : 'int value';
+  const c = computeType(dtype);
+  const scalar = c === 'float64' ? 'double value' : c === 'float32' ? 'float value' : 'int value';
   return mapKernel({
     name: `ar1_fill_${dtype}_r${rank}_i${bits}`,
     rank,
@@ -252,7 +267,7 @@ export function fillKernel(dtype: DType, rank: number, bits: IndexBits): KernelS
     out: dtype,
     inputs: [],
     scalars: [scalar],
-    expr: `(${C_TYPE[dtype]})value`,
+    expr: `(${C_TYPE[c]})value`,
   });
 }
 
@@ -292,11 +307,10 @@ function launchMap(
   L.launch(kernelFor(walk.rank, bits), [gridFor(n, MAP_THREADS, L)], MAP_THREADS, args);
 }
 
-/** The fill value as the output dtype stores it (JavaScript typed-array conversion; half types as bits). */
+/** The fill value as the kernel takes it (JavaScript typed-array conversion; half types as a float). */
 function fillScalar(dtype: DType, value: number): KernelArg {
   if (dtype === 'float64') return ['f64', value];
-  if (dtype === 'float32') return ['f32', value];
-  if (isHalf(dtype)) return ['i32', toHalfBits(dtype, value)];
+  if (dtype === 'float32' || isHalf(dtype)) return ['f32', value];
   return ['i32', dtype === 'bool' ? (value | 0) & 255 : value | 0];
 }
 
