@@ -2,7 +2,7 @@
  * float16 and bfloat16 on a device against the CPU backend: conversions (casts both ways, between the two
  * half types, to and from int32, strided copies, fill and where) bit for bit, on values that reach every
  * rounding case (ties, subnormals, overflow, NaN, infinities); and ops that compute in float32 (matmul,
- * also through a transposed view, softmax, sum, elementwise maps on contiguous and strided views) within
+ * also through a transposed view, softmax, reductions, elementwise maps on contiguous and strided views) within
  * one half ulp, since each device rounds its own float32 result. Used by the emulated device's smoke test and by the GPU's cross-backend test.
  */
 import { test } from 'vitest';
@@ -49,8 +49,8 @@ export function halfPrecisionCases(device: string): void {
         const s = cast(leaf(dev, [5, 33], vals(165, 27)), 'float16');
         const bt = cast(leaf(dev, [7, 40], vals(280, 28)), 'float16');
         const r = a.select(0, 0).transpose(0, 1); // a strided bfloat16 view [40, 9]
-        // On cuda, matmul and the elementwise maps take half views themselves; softmax and sum go through
-        // float32 copies (half-compute.ts).
+        // On cuda, matmul, the elementwise maps and the reductions take half views themselves; softmax goes
+        // through float32 copies (half-compute.ts).
         return [
           matmul(a, b),
           matmul(cast(a, 'float16'), transpose(bt, 0, 1)),
@@ -60,6 +60,10 @@ export function halfPrecisionCases(device: string): void {
           s.gelu().add(s.sigmoid().div(s.abs().add(1))),
           r.silu().maximum(r.mul(0.5)).sub(r.tanh()),
           cast(s.gt(0.1), 'int32'),
+          s.max(1),
+          s.argmax(1),
+          r.sum(0),
+          a.mean([0, 2]),
         ];
       },
       // Each device rounds its own float32 result once: they may differ by one half ulp.

@@ -18,8 +18,8 @@ import {
 
 /**
  * The kernels that take float16/bfloat16 views themselves, computing in float and rounding each stored
- * result once: the conversions, the elementwise maps (unary, binary, where) and matmul (half tiles, float
- * accumulators). The rest compute on float32 copies (../half-compute.ts).
+ * result once: the conversions, the elementwise maps (unary, binary, where), the reductions and matmul
+ * (half tiles, float accumulators). The fused kernels compute on float32 copies (../half-compute.ts).
  */
 export const CUDA_HALF_KERNELS: ReadonlySet<KernelName> = new Set([
   'fill',
@@ -27,6 +27,7 @@ export const CUDA_HALF_KERNELS: ReadonlySet<KernelName> = new Set([
   'where',
   'unary',
   'binary',
+  'reduce',
   'matmul',
 ]);
 

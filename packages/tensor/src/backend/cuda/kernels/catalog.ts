@@ -67,7 +67,7 @@ export function kernelCatalog(): KernelSource[] {
       out.push(copyKernel('float32', 'float32', rank, bits));
       out.push(binaryKernel('add', 'float32', rank, bits));
     }
-  for (const input of DTYPES)
+  for (const input of [...DTYPES, ...HALVES])
     for (const op of REDUCE_OPS)
       for (const mode of (input === 'float32' ? ['block', 'thread'] : ['block']) as ReduceMode[])
         out.push(

@@ -109,6 +109,11 @@ export function convert(expr: string, from: DType, to: DType): string {
   return to === 'int32' ? `ar1_to_i32((double)(${expr}))` : `ar1_to_u8((double)(${expr}))`;
 }
 
+/** The type a kernel computes a dtype's values in: float for the half types, else the dtype itself. */
+export function computeType(dtype: DType): DType {
+  return isHalf(dtype) ? 'float32' : dtype;
+}
+
 export function isFloatType(dtype: DType): boolean {
   return dtype === 'float32' || dtype === 'float64';
 }

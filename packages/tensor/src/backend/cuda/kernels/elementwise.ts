@@ -14,6 +14,7 @@ import {
   C_TYPE,
   type IndexBits,
   type KernelSource,
+  computeType,
   convert,
   indexType,
   isFloatType,
@@ -69,11 +70,6 @@ extern "C" __global__ void ${spec.name}(${params.join(', ')}) {
   }
 }`;
   return source(spec.name, body);
-}
-
-/** The type a kernel computes a dtype's values in: float for the half types, else the dtype itself. */
-export function computeType(dtype: DType): DType {
-  return isHalf(dtype) ? 'float32' : dtype;
 }
 
 function f(dtype: DType, name: string): string {

@@ -2,14 +2,24 @@
  * Reductions over any set of axes of a strided view. The host splits the axes into kept (outer) and
  * reduced (inner) walks, as the CPU backend does; each output element reduces its inner block. Two
  * shapes of launch: a block per output (threads stride over the inner block, then warp shuffles and
- * shared memory combine) when the inner block is long, a thread per output when it is short.
+ * shared memory combine) when the inner block is long, a thread per output when it is short. float16 and
+ * bfloat16 inputs are read as float and reduce in float; a half result is rounded once as it is stored.
  */
-import type { DType } from '../../../dtype.js';
+import { type DType, isHalf } from '../../../dtype.js';
 import { sizeOf } from '../../../shape.js';
 import type { ReduceOp, View } from '../../backend.js';
 import { coalesce, extent, indexBitsFor } from '../coalesce.js';
 import { type Launcher, gridFor, ptrOf } from '../launcher.js';
-import { C_TYPE, type IndexBits, type KernelSource, indexType, isFloatType, source } from './common.js';
+import {
+  C_TYPE,
+  type IndexBits,
+  type KernelSource,
+  computeType,
+  convert,
+  indexType,
+  isFloatType,
+  source,
+} from './common.js';
 
 export type ReduceMode = 'block' | 'thread';
 export const REDUCE_THREADS = 256;
@@ -24,9 +34,13 @@ export interface ReduceSpec {
   bits: IndexBits;
 }
 
-/** Accumulator type: float sums stay in the input precision; integers and bools count in int. */
+/**
+ * Accumulator type: float sums stay in the input precision (float for the half types); integers and bools
+ * count in int.
+ */
 function accType(input: DType): string {
-  return isFloatType(input) ? C_TYPE[input] : 'int';
+  const c = computeType(input);
+  return isFloatType(c) ? C_TYPE[c] : 'int';
 }
 
 function walk(rank: number, prefix: string, idx: string, index: string): string {
@@ -44,8 +58,8 @@ function walk(rank: number, prefix: string, idx: string, index: string): string 
 /** The identity and the combine step as C, for value reductions (sum, prod, max, min). */
 function valueOps(op: ReduceOp, input: DType): { init: string; combine: string } {
   const A = accType(input);
-  const float = isFloatType(input);
-  const inf = input === 'float32' ? 'ar1_inf_f()' : 'ar1_inf_d()';
+  const float = isFloatType(computeType(input));
+  const inf = computeType(input) === 'float32' ? 'ar1_inf_f()' : 'ar1_inf_d()';
   switch (op) {
     case 'sum':
       return { init: `(${A})0`, combine: float ? 'a + b' : '(int)((unsigned int)a + (unsigned int)b)' };
@@ -101,8 +115,10 @@ export function reduceKernel(spec: ReduceSpec): KernelSource {
     : `__device__ __forceinline__ ${A} ar1_combine(${A} a, ${A} b) { return ${valueOps(op, input).combine}; }`;
   const combine = arg ? 'ar1_arg_combine' : 'ar1_combine';
   const init = arg ? `ArgPair{(${accType(input)})0, -1}` : valueOps(op, input).init;
-  const load = arg ? `ArgPair{(${accType(input)})x[base + off_in], (long long)j}` : `(${A})x[base + off_in]`;
-  const result = arg ? '(int)(acc.i < 0 ? 0 : acc.i)' : `(${O})acc`;
+  const element = convert('x[base + off_in]', input, computeType(input));
+  const load = arg ? `ArgPair{(${accType(input)})${element}, (long long)j}` : `(${A})${element}`;
+  const value = isHalf(output) ? convert('acc', 'float32', output) : `(${O})acc`;
+  const result = arg ? '(int)(acc.i < 0 ? 0 : acc.i)' : value;
   const params = `${O}* __restrict__ out, const ${T}* __restrict__ x, long long nOuter, long long nInner, Dims outShape, Dims outSt, Dims inShape, Dims inSt`;
   // Shuffling a struct: move its fields one by one.
   const shuffle = arg
