@@ -1,16 +1,52 @@
 /**
  * float16 and bfloat16 on a device against the CPU backend: conversions (casts both ways, between the two
  * half types, to and from int32, strided copies, fill and where) bit for bit, on values that reach every
- * rounding case (ties, subnormals, overflow, NaN, infinities); and ops that compute in float32 (matmul,
- * also through a transposed view, softmax, reductions, elementwise maps on contiguous and strided views) within
- * one half ulp, since each device rounds its own float32 result. Used by the emulated device's smoke test and by the GPU's cross-backend test.
+ * rounding case (ties, subnormals, overflow, NaN, infinities); and ops that compute in float32 (matmul, also
+ * through a transposed view, elementwise maps on contiguous and strided views, reductions, softmax and
+ * logprobs forward and backward) within one half ulp, since each device rounds its own float32 result. Used
+ * by the emulated device's smoke test and by the GPU's cross-backend test.
  */
 import { test } from 'vitest';
-import { type Tensor, cast, full, matmul, softmax, sum, transpose, where } from '../../src/index.js';
-import { checkSame, leaf } from './compare.js';
+import {
+  type Tensor,
+  cast,
+  full,
+  logSoftmax,
+  logprobs,
+  matmul,
+  softmax,
+  sum,
+  transpose,
+  where,
+} from '../../src/index.js';
+import { checkSame, ints, leaf } from './compare.js';
 
 const vals = (n: number, seed: number) =>
   Array.from({ length: n }, (_, i) => Math.fround(Math.sin(1.7 * i + seed)));
+
+/** Softmax, log-softmax and logprobs on half rows, forward and backward (the gradients are half too). */
+function rowKernels(dev: string): Tensor[] {
+  const x = cast(leaf(dev, [4, 50], vals(200, 29)), 'bfloat16')
+    .mul(3)
+    .detach();
+  x.requiresGrad = true;
+  const y = cast(leaf(dev, [3, 20], vals(60, 30)), 'float16').detach();
+  y.requiresGrad = true;
+  const lp = logprobs(x, ints(dev, [4], [0, 49, 7, 7]));
+  const weights = (n: number, seed: number, like: Tensor) =>
+    cast(leaf(dev, like.shape, vals(n, seed)), like.dtype);
+  lp.mul(weights(4, 31, lp))
+    .sum()
+    .backward();
+  const soft = softmax(y, -1);
+  const logSoft = logSoftmax(y, -1);
+  soft
+    .mul(weights(60, 32, soft))
+    .add(logSoft.mul(weights(60, 33, logSoft)))
+    .sum()
+    .backward();
+  return [lp, x.grad!.clone(), soft, logSoft, y.grad!.clone()];
+}
 
 export function halfPrecisionCases(device: string): void {
   test('float16 and bfloat16: conversions bit for bit, fill and where; other ops in float32', async () => {
@@ -49,8 +85,8 @@ export function halfPrecisionCases(device: string): void {
         const s = cast(leaf(dev, [5, 33], vals(165, 27)), 'float16');
         const bt = cast(leaf(dev, [7, 40], vals(280, 28)), 'float16');
         const r = a.select(0, 0).transpose(0, 1); // a strided bfloat16 view [40, 9]
-        // On cuda, matmul, the elementwise maps and the reductions take half views themselves; softmax goes
-        // through float32 copies (half-compute.ts).
+        // On cuda, matmul, the elementwise maps, the reductions, softmax and logprobs take half views
+        // themselves; the rest go through float32 copies (half-compute.ts).
         return [
           matmul(a, b),
           matmul(cast(a, 'float16'), transpose(bt, 0, 1)),
@@ -64,6 +100,7 @@ export function halfPrecisionCases(device: string): void {
           s.argmax(1),
           r.sum(0),
           a.mean([0, 2]),
+          ...rowKernels(dev),
         ];
       },
       // Each device rounds its own float32 result once: they may differ by one half ulp.

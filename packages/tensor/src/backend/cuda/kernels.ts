@@ -18,8 +18,9 @@ import {
 
 /**
  * The kernels that take float16/bfloat16 views themselves, computing in float and rounding each stored
- * result once: the conversions, the elementwise maps (unary, binary, where), the reductions and matmul
- * (half tiles, float accumulators). The fused kernels compute on float32 copies (../half-compute.ts).
+ * result once: the conversions, the elementwise maps (unary, binary, where), the reductions, matmul (half
+ * tiles, float accumulators), softmax and logprobs. The other kernels compute on float32 copies
+ * (../half-compute.ts).
  */
 export const CUDA_HALF_KERNELS: ReadonlySet<KernelName> = new Set([
   'fill',
@@ -29,6 +30,10 @@ export const CUDA_HALF_KERNELS: ReadonlySet<KernelName> = new Set([
   'binary',
   'reduce',
   'matmul',
+  'softmax',
+  'softmaxBackward',
+  'logprobs',
+  'logprobsBackward',
 ]);
 
 export function cudaKernels(L: Launcher): Kernels {

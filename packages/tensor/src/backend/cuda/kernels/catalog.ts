@@ -34,7 +34,7 @@ import { logprobsBackwardKernel, logprobsKernel, softmaxBackwardKernel, softmaxK
 
 const DTYPES: DType[] = ['float32', 'float64', 'int32', 'bool'];
 const FLOATS: DType[] = ['float32', 'float64'];
-/** Stored as bits, computed in float: fill, copy (to and from every dtype), the maps and matmul take them. */
+/** Stored as bits, computed in float: the kernels of CUDA_HALF_KERNELS (kernels.ts) take them. */
 const HALVES: DType[] = ['float16', 'bfloat16'];
 const BITS: IndexBits[] = [32, 64];
 const REDUCE_OPS: ReduceOp[] = ['sum', 'prod', 'max', 'min', 'argmax', 'argmin'];
@@ -59,6 +59,8 @@ export function kernelCatalog(): KernelSource[] {
     out.push(fillKernel(half, 1, 32), whereKernel(half, 2, 32));
     for (const op of UNARY_OPS) if (unaryExpr(op, 'float32') !== null) out.push(unaryKernel(op, half, 1, 32));
     for (const op of BINARY_OPS) out.push(binaryKernel(op, half, 2, 32));
+    for (const log of [false, true]) out.push(softmaxKernel(half, log), softmaxBackwardKernel(half, log));
+    out.push(logprobsKernel(half), logprobsBackwardKernel(half));
     for (const other of [...DTYPES, ...HALVES])
       out.push(copyKernel(half, other, 1, 32), copyKernel(other, half, 1, 32));
   }

@@ -3,7 +3,7 @@
  * over the row, then warp shuffles and a shared-memory step combine the partials. Every thread gets the
  * result (it is broadcast through shared memory).
  */
-import type { DType } from '../../../dtype.js';
+import { type DType, isHalf } from '../../../dtype.js';
 import { C_TYPE } from './common.js';
 
 export const ROW_THREADS = 256;
@@ -28,7 +28,11 @@ export function blockReducers(dtype: DType): string {
   ].join('\n');
 }
 
-export function rowsDtypeCheck(kernel: string, dtype: DType): void {
+/** Throws unless the kernel takes `dtype`: float32 and float64, and the half types where `halves` says. */
+export function rowsDtypeCheck(kernel: string, dtype: DType, halves = false): void {
+  if (halves && isHalf(dtype)) return;
   if (dtype !== 'float32' && dtype !== 'float64')
-    throw new Error(`cuda ${kernel}: expected float32 or float64, got ${dtype}`);
+    throw new Error(
+      `cuda ${kernel}: expected float32 or float64${halves ? ', float16 or bfloat16' : ''}, got ${dtype}`,
+    );
 }
