@@ -9,6 +9,7 @@ import { getBackend, registerBackend } from '../src/index.js';
 import { type WebGpuBackend, createWebGpuBackend } from '../src/backend/webgpu/index.js';
 import { acquireDevice } from './cross-backend/device.js';
 import { FLOAT32_GRADCHECK, deviceGradcheckSuite } from './cross-backend/gradcheck.js';
+import { halfPrecisionCases } from './cross-backend/half.js';
 import { type SuiteOptions, crossBackendSuite } from './cross-backend/suite.js';
 
 const available = await acquireDevice('webgpu');
@@ -42,6 +43,7 @@ if (available) {
   // WebGPU has no float64: the gradient checks run in float32 with a larger step (see gradcheck.ts).
   deviceGradcheckSuite('webgpu', FLOAT32_GRADCHECK);
   deviceGradcheckSuite(`webgpu-${other}`, FLOAT32_GRADCHECK);
+  describe('webgpu: float16 and bfloat16', () => halfPrecisionCases('webgpu', { float64: false }));
 } else {
   describe('webgpu vs cpu', () => {
     test.skip('no WebGPU adapter (see the warning above)', () => {});

@@ -4,7 +4,7 @@
  * rounding case (ties, subnormals, overflow, NaN, infinities); and ops that compute in float32 (matmul, also
  * through a transposed view, elementwise maps on contiguous and strided views, reductions, softmax and
  * logprobs forward and backward) within one half ulp, since each device rounds its own float32 result. Used
- * by the emulated device's smoke test and by the GPU's cross-backend test.
+ * by the emulated CUDA device's smoke test and by the cuda and webgpu cross-backend tests.
  */
 import { test } from 'vitest';
 import {
@@ -48,7 +48,8 @@ function rowKernels(dev: string): Tensor[] {
   return [lp, x.grad!.clone(), soft, logSoft, y.grad!.clone()];
 }
 
-export function halfPrecisionCases(device: string): void {
+/** `float64`: whether the device has float64 (casts to it are then checked too; WebGPU has none). */
+export function halfPrecisionCases(device: string, options: { float64: boolean } = { float64: true }): void {
   test('float16 and bfloat16: conversions bit for bit, fill and where; other ops in float32', async () => {
     const specials = [0, -0, 1, -1 / 3, 65504, 65519, 65520, 1e-8, 2 ** -25, 3 * 2 ** -25, 6e-5, 1e30];
     const odd = [Number.NaN, Number.POSITIVE_INFINITY, -3.4e38, 1.401298464324817e-45, 1 + 2 ** -8];
@@ -64,7 +65,7 @@ export function halfPrecisionCases(device: string): void {
           const g = cast(grid, half);
           outs.push(
             cast(h, 'float32'),
-            cast(h, 'float64'),
+            ...(options.float64 ? [cast(h, 'float64')] : []),
             cast(cast(h, half === 'float16' ? 'bfloat16' : 'float16'), 'float32'),
             cast(cast(grid, 'int32'), half),
             cast(g, 'int32'),

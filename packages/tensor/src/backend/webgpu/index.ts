@@ -4,8 +4,9 @@
  * batched into command encoders (queue.ts). Reads are asynchronous (`await tensor.data()`); there is no
  * readSync, because waiting for a GPU synchronously is not honest in JavaScript.
  */
-import type { DType, TypedArray } from '../../dtype.js';
-import type { Backend, Kernels, Storage } from '../backend.js';
+import { type DType, type TypedArray, isHalf } from '../../dtype.js';
+import type { Backend, KernelName, Kernels, Storage } from '../backend.js';
+import { enableHalfCompute } from '../half-compute.js';
 import { BufferPool, GPU_BYTES, type GpuStorage, USAGE, checkDtype } from './buffers.js';
 import { type GpuContext, type WebGpuOptions, requestGpu } from './device.js';
 import { attention } from './kernels/attention.js';
@@ -52,17 +53,24 @@ export interface WebGpuBackendInternal extends WebGpuBackend {
   readonly queue: GpuQueue;
 }
 
-/** Widens a bool storage's bytes to the u32 words the GPU keeps, and back. */
+/** Widens a bool storage's bytes, or a half storage's 16-bit patterns, to the u32 words the GPU keeps, and back. */
 function toGpuWords(data: TypedArray): ArrayBufferView {
-  return data instanceof Uint8Array ? Uint32Array.from(data) : data;
+  return data instanceof Uint8Array || data instanceof Uint16Array ? Uint32Array.from(data) : data;
 }
 
 function fromGpuWords(dtype: DType, bytes: ArrayBuffer, size: number): TypedArray {
   // `bytes` is already a copy of the mapped range: view it, do not copy again.
   if (dtype === 'float32') return new Float32Array(bytes, 0, size);
   if (dtype === 'int32') return new Int32Array(bytes, 0, size);
+  if (isHalf(dtype)) return Uint16Array.from(new Uint32Array(bytes, 0, size));
   return Uint8Array.from(new Uint32Array(bytes, 0, size));
 }
+
+/**
+ * float16/bfloat16 are kept one per 32-bit word (as bool is), so they round as half types do but take no less
+ * memory than float32 yet; these kernels convert, the others compute on float32 copies (../half-compute.ts).
+ */
+const HALF_KERNELS: ReadonlySet<KernelName> = new Set(['fill', 'copy']);
 
 export function createWebGpuBackendFromContext(ctx: GpuContext, name = 'webgpu'): WebGpuBackendInternal {
   const { device } = ctx;
@@ -92,12 +100,13 @@ export function createWebGpuBackendFromContext(ctx: GpuContext, name = 'webgpu')
     adamw: (args) => adamw(queue, args),
     random: (out, args) => random(queue, out, args),
   };
-  return {
+  return enableHalfCompute({
     name,
     adapter: ctx.description,
     features: ctx.features,
     kernelVariant: ctx.software ? 'software' : 'hardware',
     kernels,
+    halfKernels: HALF_KERNELS,
     queue,
     stats: queue.stats,
     alloc(dtype: DType, size: number): Storage {
@@ -155,7 +164,7 @@ export function createWebGpuBackendFromContext(ctx: GpuContext, name = 'webgpu')
       queue.flush();
       pool.trim();
     },
-  };
+  });
 }
 
 /** Creates the backend on the best adapter available (see device.ts); register it with `registerBackend`. */

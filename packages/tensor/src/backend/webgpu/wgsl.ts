@@ -7,7 +7,7 @@ import type { DType } from '../../dtype.js';
 import type { View } from '../backend.js';
 import { checkDtype } from './buffers.js';
 
-/** The WGSL element type a dtype is stored as (bool as u32 0/1). */
+/** The WGSL element type a dtype is stored as (bool as u32 0/1; float16 and bfloat16 bits in a u32). */
 export function storageType(dtype: DType): 'f32' | 'i32' | 'u32' {
   checkDtype('kernel', dtype);
   return dtype === 'float32' ? 'f32' : dtype === 'int32' ? 'i32' : 'u32';
@@ -37,6 +37,46 @@ export const GROUP_BUILTINS =
 export const INF = /* wgsl */ `fn neg_inf() -> f32 { var bits = 0xff800000u; return bitcast<f32>(bits); }
 fn pos_inf() -> f32 { var bits = 0x7f800000u; return bitcast<f32>(bits); }
 fn nan_f() -> f32 { var bits = 0x7fc00000u; return bitcast<f32>(bits); }`;
+
+/**
+ * float16 and bfloat16 bits to and from f32, rounding to nearest even, in integer arithmetic (as src/half.ts;
+ * WGSL's pack2x16float leaves the rounding to the implementation, and bfloat16 has no builtin).
+ */
+export const HALF = /* wgsl */ `fn bfloat16_to_f32(h: u32) -> f32 { return bitcast<f32>(h << 16u); }
+fn f32_to_bfloat16(x: f32) -> u32 {
+  let b = bitcast<u32>(x);
+  if ((b & 0x7fffffffu) > 0x7f800000u) { return (b >> 16u) | 0x40u; }
+  return (b + 0x7fffu + ((b >> 16u) & 1u)) >> 16u;
+}
+fn float16_to_f32(h: u32) -> f32 {
+  let sign = (h & 0x8000u) << 16u;
+  let e = (h >> 10u) & 0x1fu;
+  let m = h & 0x3ffu;
+  if (e == 0u) { let v = f32(m) * 5.9604644775390625e-8; return select(v, -v, sign != 0u); }
+  if (e == 31u) { return bitcast<f32>(sign | 0x7f800000u | (m << 13u)); }
+  return bitcast<f32>(sign | ((e + 112u) << 23u) | (m << 13u));
+}
+fn f32_to_float16(x: f32) -> u32 {
+  let b = bitcast<u32>(x);
+  let sign = (b >> 16u) & 0x8000u;
+  let a = b & 0x7fffffffu;
+  if (a >= 0x7f800000u) { return sign | select(0x7c00u, 0x7e00u, a > 0x7f800000u); }
+  if (a >= 0x477ff000u) { return sign | 0x7c00u; }
+  if (a < 0x38800000u) {
+    if (a < 0x33000000u) { return sign; }
+    let shift = 126u - (a >> 23u);
+    let m = (a & 0x7fffffu) | 0x800000u;
+    var q = m >> shift;
+    let r = m & ((1u << shift) - 1u);
+    let halfway = 1u << (shift - 1u);
+    if (r > halfway || (r == halfway && (q & 1u) == 1u)) { q = q + 1u; }
+    return sign | q;
+  }
+  var h = (((a >> 23u) - 112u) << 10u) | ((a >> 13u) & 0x3ffu);
+  let d = a & 0x1fffu;
+  if (d > 0x1000u || (d == 0x1000u && (h & 1u) == 1u)) { h = h + 1u; }
+  return sign | h;
+}`;
 
 /** Float test for NaN that no fast-math pass can fold away. */
 export const IS_NAN = 'fn is_nan(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u; }';

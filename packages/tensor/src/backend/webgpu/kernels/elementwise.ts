@@ -3,6 +3,8 @@
  * reference's definitions (the tanh-approximated GELU, the sign-split sigmoid, NaN-propagating max/min);
  * integer ops stay in i32 so they wrap as an Int32Array store does.
  */
+import { isHalf } from '../../../dtype.js';
+import { toHalfBits } from '../../../half.js';
 import type { BinaryOp, UnaryOp, View } from '../../backend.js';
 import type { GpuQueue } from '../queue.js';
 import { INF, IS_NAN, storageType } from '../wgsl.js';
@@ -119,12 +121,15 @@ const COMPARE = new Set<BinaryOp>(['eq', 'ne', 'lt', 'le', 'gt', 'ge']);
 export function fill(queue: GpuQueue, out: View, value: number): void {
   const t = storageType(out.dtype);
   const read = t === 'f32' ? 'pf(EXTRA)' : t === 'i32' ? 'pi(EXTRA)' : 'pu(EXTRA)';
+  const dtype = out.dtype;
+  // A half type's value arrives as its bits, rounded here as the CPU backend rounds it.
+  const word = isHalf(dtype) ? toHalfBits(dtype, value) : value ? 1 : 0;
   launchMap(queue, {
     name: 'fill',
     inputs: [],
     out,
     expr: read,
-    extra: (p) => (t === 'f32' ? p.f32s(value) : t === 'i32' ? p.i32s(value) : p.u32(value ? 1 : 0)),
+    extra: (p) => (t === 'f32' ? p.f32s(value) : t === 'i32' ? p.i32s(value) : p.u32(word)),
   });
 }
 

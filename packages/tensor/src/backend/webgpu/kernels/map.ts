@@ -3,12 +3,13 @@
  * (with casts), unary, binary and where are all instances; each pipeline is keyed by its expression, the
  * dtypes and the rank of the collapsed walk.
  */
-import type { DType } from '../../../dtype.js';
+import { type DType, isHalf } from '../../../dtype.js';
 import type { View } from '../../backend.js';
 import type { GpuStorage } from '../buffers.js';
 import { Params, grid, type GpuQueue } from '../queue.js';
 import {
   GROUP_BUILTINS,
+  HALF,
   LINEAR_GROUP,
   PARAMS,
   buffer,
@@ -57,6 +58,7 @@ export function launchMap(queue: GpuQueue, spec: MapSpec): void {
 const EXTRA: u32 = ${extraBase}u;
 ${decls}
 ${buffer(count, 'out', out.dtype, true)}
+${views.some((v) => isHalf(v.dtype)) ? HALF : ''}
 ${spec.prelude ?? ''}
 ${stridedOffsets(rank, count, 1)}
 @compute @workgroup_size(${WG})
@@ -86,8 +88,14 @@ ${loads}
   queue.dispatch(label, pipeline, bindings, params, grid(Math.ceil(n / WG)));
 }
 
-/** WGSL converting `x` of storage type `from` to `to`, as a typed-array store does on the CPU. */
+/**
+ * WGSL converting `x` of storage type `from` to `to`, as a typed-array store does on the CPU; half types go
+ * through f32 (the functions of HALF, which launchMap adds where a view is half).
+ */
 export function convert(x: string, from: DType, to: DType): string {
+  if (from === to) return x;
+  if (isHalf(from)) return convert(`${from}_to_f32(${x})`, 'float32', to);
+  if (isHalf(to)) return `f32_to_${to}(${convert(x, from, 'float32')})`;
   const f = storageType(from);
   const t = storageType(to);
   if (f === t) return x;
