@@ -19,7 +19,10 @@ export interface GpuStorage extends Storage {
   freed: boolean;
 }
 
-/** Every dtype is 4 bytes on the GPU: bool is stored as u32 0/1 (WGSL has no 8-bit storage), half types as their bits in a u32. */
+/**
+ * Every dtype is 4 bytes on the GPU: bool is stored as u32 0/1 (WGSL has no 8-bit storage), the half types as
+ * their bits in a u32.
+ */
 export const GPU_BYTES = 4;
 
 export function checkDtype(kernel: string, dtype: DType): void {

@@ -53,7 +53,7 @@ export interface WebGpuBackendInternal extends WebGpuBackend {
   readonly queue: GpuQueue;
 }
 
-/** Widens a bool storage's bytes, or a half storage's 16-bit patterns, to the u32 words the GPU keeps, and back. */
+/** Widens a bool storage's bytes, or a half storage's 16-bit patterns, to the GPU's u32 words, and back. */
 function toGpuWords(data: TypedArray): ArrayBufferView {
   return data instanceof Uint8Array || data instanceof Uint16Array ? Uint32Array.from(data) : data;
 }

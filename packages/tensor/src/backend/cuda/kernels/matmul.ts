@@ -8,13 +8,13 @@
  * the final stores are conflict-free and coalesced. float16 and bfloat16 operands are widened to float
  * as tiles load and accumulate in float; each result is rounded once to the half type as it is stored.
  */
-import { type DType, isHalf } from '../../../dtype.js';
+import type { DType } from '../../../dtype.js';
 import { sizeOf } from '../../../shape.js';
 import type { View } from '../../backend.js';
 import { coalesce } from '../coalesce.js';
 import { planGemm } from '../gemm-plan.js';
 import { type Launcher, ptrOf } from '../launcher.js';
-import { C_TYPE, type KernelSource, convert, source } from './common.js';
+import { C_TYPE, type KernelSource, computeType, convert, source } from './common.js';
 
 export type Layout = 'n' | 't' | 's';
 
@@ -95,7 +95,7 @@ export function matmulKernel(spec: MatmulSpec): KernelSource {
   const { BM, BN, BK, TM, TN } = tiles;
   // S: what memory holds; T: what tiles and accumulators hold (float for the half types).
   const S = C_TYPE[dtype];
-  const compute: DType = isHalf(dtype) ? 'float32' : dtype;
+  const compute = computeType(dtype);
   const T = C_TYPE[compute];
   const widen = (element: string) => convert(element, dtype, compute);
   if (dtype === 'bool')

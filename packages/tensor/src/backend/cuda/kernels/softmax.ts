@@ -81,7 +81,7 @@ extern "C" __global__ void __launch_bounds__(${ROW_THREADS}) ${name}(${S}* __res
 
 export function logprobsKernel(dtype: DType): KernelSource {
   rowsDtypeCheck('logprobs', dtype, true);
-  const { c, S, st } = types(dtype);
+  const { c, S, ld, st } = types(dtype);
   const name = `ar1_logprobs_${dtype}`;
   const body = `${blockReducers(c)}
 extern "C" __global__ void __launch_bounds__(${ROW_THREADS}) ${name}(${S}* __restrict__ out, ${S}* __restrict__ lseOut, const ${S}* __restrict__ x, const int* __restrict__ targets, long long rows, long long W, int* err) {
@@ -92,7 +92,7 @@ extern "C" __global__ void __launch_bounds__(${ROW_THREADS}) ${name}(${S}* __res
       int t = targets[r];
       lseOut[r] = ${st('lse')};
       if (t < 0 || t >= W) { atomicExch(err, 3); out[r] = ${st('0')}; }
-      else out[r] = ${st(`${types(dtype).ld('xr[t]')} - lse`)};
+      else out[r] = ${st(`${ld('xr[t]')} - lse`)};
     }
   }
 }`;
