@@ -98,8 +98,9 @@ if (threads > 0) T.enableWasmKernels({ threads });
 const options = values.quick ? QUICK_OPTIONS : DEFAULT_OPTIONS;
 const rounds = values.quick ? 1 : 3;
 const results: { case: string; dtype: Dtype; medianMs: number }[] = [];
+const kernels = threads > 0 ? `wasm kernels, ${threads} thread(s)` : 'TypeScript kernels';
 console.log(
-  `half precision on the CPU backend (${threads > 0 ? `wasm kernels, ${threads} thread(s)` : 'TypeScript kernels'}), ${os.cpus()[0]?.model}, Node ${process.version}, ${new Date().toISOString()}`,
+  `half precision on the CPU backend (${kernels}), ${os.cpus()[0]?.model}, Node ${process.version}, ${new Date().toISOString()}`,
 );
 for (const c of CASES) {
   const runners = Object.fromEntries(DTYPES.map((d) => [d, c.setup(d)])) as Record<Dtype, Runner>;

@@ -126,9 +126,9 @@ function formatProblems(r: LoadStateDictResult): string {
 
 /**
  * Copies tensors into the model's parameters of the same names (in place, under noGrad; float dtypes
- * convert, e.g. a bfloat16 file into float32 parameters). With `strict` (the default) any missing, unexpected or mis-shaped tensor throws one error naming
- * them all, before anything is copied; otherwise the tensors that fit are copied and the rest are returned.
- * The caller still owns `tensors`.
+ * convert, e.g. a bfloat16 file into float32 parameters). With `strict` (the default) any missing,
+ * unexpected or mis-shaped tensor throws one error naming them all, before anything is copied; otherwise the
+ * tensors that fit are copied and the rest are returned. The caller still owns `tensors`.
  */
 export function loadStateDict(
   model: Module,
