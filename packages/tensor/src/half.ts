@@ -69,6 +69,17 @@ export function encodeHalf(dtype: HalfDType, values: ArrayLike<number>): Uint16A
   return out;
 }
 
+let float16Table: Float32Array | undefined;
+
+/** The float32 value of every float16 pattern (256 KiB, built on first use): decoding is a lookup. */
+export function float16Values(): Float32Array {
+  if (!float16Table) {
+    float16Table = new Float32Array(65536);
+    for (let bits = 0; bits < 65536; bits++) float16Table[bits] = float16BitsToNumber(bits);
+  }
+  return float16Table;
+}
+
 /** The values of half bits, as float32 (which holds every float16 and bfloat16 value exactly). */
 export function decodeHalf(dtype: HalfDType, bits: Uint16Array): Float32Array {
   if (dtype === 'bfloat16') {
@@ -76,7 +87,8 @@ export function decodeHalf(dtype: HalfDType, bits: Uint16Array): Float32Array {
     for (let i = 0; i < bits.length; i++) wide[i] = bits[i] << 16;
     return new Float32Array(wide.buffer);
   }
+  const table = float16Values();
   const out = new Float32Array(bits.length);
-  for (let i = 0; i < bits.length; i++) out[i] = float16BitsToNumber(bits[i]);
+  for (let i = 0; i < bits.length; i++) out[i] = table[bits[i]];
   return out;
 }

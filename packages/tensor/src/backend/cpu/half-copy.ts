@@ -5,18 +5,7 @@
  * 65,536 patterns. Other pairs convert element by element through numbers. Results are those of ../../half.ts.
  */
 import { type DType, type TypedArray, isHalf } from '../../dtype.js';
-import { halfBitsToNumber, toFloat16Bits, toHalfBits } from '../../half.js';
-
-let float16Table: Float32Array | undefined;
-
-/** The float32 value of every float16 pattern (256 KiB, built on first use). */
-function float16Values(): Float32Array {
-  if (!float16Table) {
-    float16Table = new Float32Array(65536);
-    for (let bits = 0; bits < 65536; bits++) float16Table[bits] = halfBitsToNumber('float16', bits);
-  }
-  return float16Table;
-}
+import { float16Values, halfBitsToNumber, toFloat16Bits, toHalfBits } from '../../half.js';
 
 const wordsOf = (a: TypedArray) => new Uint32Array(a.buffer, a.byteOffset, a.length);
 
