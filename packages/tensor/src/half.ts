@@ -9,13 +9,17 @@ export type HalfDType = 'float16' | 'bfloat16';
 const f32 = new Float32Array(1);
 const u32 = new Uint32Array(f32.buffer);
 
+/** The bfloat16 bits of the float32 whose bits are `b`, rounded to nearest even; a NaN stays a (quiet) NaN. */
+export function bfloat16FromFloat32Bits(b: number): number {
+  if ((b & 0x7fffffff) > 0x7f800000) return (b >>> 16) | 0x40;
+  // Adding 0x7fff plus the kept part's lowest bit rounds ties to even; the sum stays below 2^32.
+  return ((b + 0x7fff + ((b >>> 16) & 1)) >>> 16) & 0xffff;
+}
+
 /** The bfloat16 bits of x, rounded to nearest even. */
 export function toBfloat16Bits(x: number): number {
   f32[0] = x;
-  const b = u32[0];
-  if ((b & 0x7fffffff) > 0x7f800000) return (b >>> 16) | 0x40; // NaN: keep it a (quiet) NaN
-  // Adding 0x7fff plus the kept part's lowest bit rounds ties to even; the sum stays below 2^32.
-  return ((b + 0x7fff + ((b >>> 16) & 1)) >>> 16) & 0xffff;
+  return bfloat16FromFloat32Bits(u32[0]);
 }
 
 export function bfloat16BitsToNumber(bits: number): number {
@@ -23,25 +27,39 @@ export function bfloat16BitsToNumber(bits: number): number {
   return f32[0];
 }
 
-/** The float16 bits of x, rounded to nearest even (subnormals included). */
-export function toFloat16Bits(x: number): number {
-  f32[0] = x;
-  const b = u32[0];
-  const sign = (b >>> 16) & 0x8000;
+/**
+ * The float16 bits of the float32 whose bits are `b`, rounded to nearest even (subnormals included), in
+ * integer arithmetic: the algorithm of the CUDA and WGSL conversions too. Normal halves are handled here and
+ * the rest apart, so that this stays small enough to be inlined into conversion loops.
+ */
+export function float16FromFloat32Bits(b: number): number {
   const abs = b & 0x7fffffff;
-  if (abs >= 0x7f800000) return sign | (abs > 0x7f800000 ? 0x7e00 : 0x7c00);
-  if (abs >= 0x477ff000) return sign | 0x7c00; // 65520 and up round to infinity (65504 is the largest half)
-  if (abs < 0x38800000) {
-    // Below 2^-14 the half is subnormal: a multiple of 2^-24, found exactly in double arithmetic.
-    const units = Math.abs(f32[0]) * 2 ** 24;
-    const floor = Math.floor(units);
-    const rest = units - floor;
-    return sign | (rest > 0.5 || (rest === 0.5 && floor & 1) ? floor + 1 : floor);
-  }
+  if (abs < 0x38800000 || abs >= 0x477ff000) return float16OutsideNormals((b >>> 16) & 0x8000, abs);
   let half = (((abs >>> 23) - 112) << 10) | ((abs >>> 13) & 0x3ff); // rebias the exponent: 127 - 15
   const dropped = abs & 0x1fff;
   if (dropped > 0x1000 || (dropped === 0x1000 && half & 1)) half++; // a carry moves into the exponent
-  return sign | half;
+  return ((b >>> 16) & 0x8000) | half;
+}
+
+/** Infinity, NaN, overflow (65520 and up: 65504 is the largest half) and subnormal halves. */
+function float16OutsideNormals(sign: number, abs: number): number {
+  if (abs >= 0x7f800000) return sign | (abs > 0x7f800000 ? 0x7e00 : 0x7c00);
+  if (abs >= 0x477ff000) return sign | 0x7c00;
+  // Below 2^-14 the half is subnormal, a multiple of 2^-24: the significand shifted right, rounded.
+  if (abs < 0x33000000) return sign; // below 2^-25 (and 2^-25 itself, a tie to even) rounds to zero
+  const shift = 126 - (abs >>> 23);
+  const significand = (abs & 0x7fffff) | 0x800000;
+  let units = significand >>> shift;
+  const rest = significand & ((1 << shift) - 1);
+  const halfway = 1 << (shift - 1);
+  if (rest > halfway || (rest === halfway && units & 1)) units++;
+  return sign | units;
+}
+
+/** The float16 bits of x, rounded to nearest even (subnormals included). */
+export function toFloat16Bits(x: number): number {
+  f32[0] = x;
+  return float16FromFloat32Bits(u32[0]);
 }
 
 export function float16BitsToNumber(bits: number): number {
