@@ -37,6 +37,9 @@ const WRITES: { [K in KernelName]?: readonly (number | string)[] } = {
 /** Kernels every backend that stores half dtypes must implement for them itself. */
 export const HALF_NATIVE_REQUIRED: readonly KernelName[] = ['fill', 'copy'];
 
+/** `halfKernels` of a backend that stores halves and converts them, and no more (the CPU, WebGPU). */
+export const HALF_STORAGE_KERNELS: ReadonlySet<KernelName> = new Set(HALF_NATIVE_REQUIRED);
+
 const wrapped = new WeakSet<object>();
 
 function isView(x: unknown): x is View {

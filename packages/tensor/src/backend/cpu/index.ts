@@ -1,7 +1,7 @@
 /** The reference backend: pure TypeScript over typed arrays. Every other backend is tested against it. */
 import type { DType, TypedArray } from '../../dtype.js';
-import type { Backend, KernelName, Kernels, Storage } from '../backend.js';
-import { enableHalfCompute } from '../half-compute.js';
+import type { Backend, Kernels, Storage } from '../backend.js';
+import { HALF_STORAGE_KERNELS, enableHalfCompute } from '../half-compute.js';
 import { attention, attentionBackward } from './attention.js';
 import { binary, copy, fill, unary, where } from './elementwise.js';
 import { gather, scatterAdd } from './indexing.js';
@@ -37,15 +37,13 @@ const kernels: Kernels = {
   random,
 };
 
-/** float16/bfloat16 are stored as their bits; these convert, the other kernels compute on float32 copies. */
-const HALF_KERNELS: ReadonlySet<KernelName> = new Set(['fill', 'copy']);
-
 /** A CPU backend; `name` registers a second, independent instance (e.g. to test cross-device errors). */
 export function createCpuBackend(name = 'cpu'): Backend {
   return enableHalfCompute({
     name,
     kernels: { ...kernels },
-    halfKernels: HALF_KERNELS,
+    // float16/bfloat16 are stored as their bits; fill and copy convert, the other kernels compute on float32 copies.
+    halfKernels: HALF_STORAGE_KERNELS,
     alloc: (dtype: DType, size: number) => allocStorage(dtype, size, name),
     free: freeStorage,
     write(storage: Storage, data: TypedArray, offset = 0) {

@@ -5,8 +5,8 @@
  * readSync, because waiting for a GPU synchronously is not honest in JavaScript.
  */
 import { type DType, type TypedArray, isHalf } from '../../dtype.js';
-import type { Backend, KernelName, Kernels, Storage } from '../backend.js';
-import { enableHalfCompute } from '../half-compute.js';
+import type { Backend, Kernels, Storage } from '../backend.js';
+import { HALF_STORAGE_KERNELS, enableHalfCompute } from '../half-compute.js';
 import { BufferPool, GPU_BYTES, type GpuStorage, USAGE, checkDtype } from './buffers.js';
 import { type GpuContext, type WebGpuOptions, requestGpu } from './device.js';
 import { attention } from './kernels/attention.js';
@@ -66,12 +66,6 @@ function fromGpuWords(dtype: DType, bytes: ArrayBuffer, size: number): TypedArra
   return Uint8Array.from(new Uint32Array(bytes, 0, size));
 }
 
-/**
- * float16/bfloat16 are kept one per 32-bit word (as bool is), so they round as half types do but take no less
- * memory than float32 yet; these kernels convert, the others compute on float32 copies (../half-compute.ts).
- */
-const HALF_KERNELS: ReadonlySet<KernelName> = new Set(['fill', 'copy']);
-
 export function createWebGpuBackendFromContext(ctx: GpuContext, name = 'webgpu'): WebGpuBackendInternal {
   const { device } = ctx;
   const pool = new BufferPool(device, Number(device.limits.maxStorageBufferBindingSize), name);
@@ -106,7 +100,9 @@ export function createWebGpuBackendFromContext(ctx: GpuContext, name = 'webgpu')
     features: ctx.features,
     kernelVariant: ctx.software ? 'software' : 'hardware',
     kernels,
-    halfKernels: HALF_KERNELS,
+    // float16/bfloat16 are kept one per 32-bit word (as bool is), so they round as half types do but take no
+    // less memory than float32 yet; fill and copy convert, the others compute on float32 copies.
+    halfKernels: HALF_STORAGE_KERNELS,
     queue,
     stats: queue.stats,
     alloc(dtype: DType, size: number): Storage {
