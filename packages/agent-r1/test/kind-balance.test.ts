@@ -27,12 +27,12 @@ function shares(weights: readonly number[]): Record<string, number> {
 
 describe('kindWeights (sft.balanceKinds, train.balanceKinds)', () => {
   it('keeps the mix at 0, gives every kind the same share at 1, and shares as count^(1-s) between', () => {
-    expect(kindWeights(task, examples, 0, 'x')).toEqual(examples.map(() => 1));
-    const even = shares(kindWeights(task, examples, 1, 'x'));
+    expect(kindWeights(task, examples, { balanceKinds: 0 }, 'x')).toEqual(examples.map(() => 1));
+    const even = shares(kindWeights(task, examples, { balanceKinds: 1 }, 'x'));
     expect(even.common).toBeCloseTo(100 / 3, 9);
     expect(even.uncommon).toBeCloseTo(100 / 3, 9);
     expect(even.rare).toBeCloseTo(100 / 3, 9);
-    const half = shares(kindWeights(task, examples, 0.5, 'x'));
+    const half = shares(kindWeights(task, examples, { balanceKinds: 0.5 }, 'x'));
     expect(half.common / half.rare).toBeCloseTo(Math.sqrt(90), 9);
     expect(half.uncommon / half.rare).toBeCloseTo(3, 9);
   });
@@ -40,7 +40,7 @@ describe('kindWeights (sft.balanceKinds, train.balanceKinds)', () => {
   it('has mean weight 1 whatever the strength, so a pass keeps its size', () => {
     fc.assert(
       fc.property(fc.double({ min: 0, max: 1, noNaN: true }), (strength) => {
-        const w = kindWeights(task, examples, strength, 'x');
+        const w = kindWeights(task, examples, { balanceKinds: strength }, 'x');
         expect(w.reduce((s, x) => s + x, 0)).toBeCloseTo(examples.length, 9);
         // Within a kind every example weighs the same.
         expect(new Set(w.slice(0, 90)).size).toBe(1);
@@ -51,10 +51,37 @@ describe('kindWeights (sft.balanceKinds, train.balanceKinds)', () => {
 
   it('names the setting and the task when the task has no kinds', () => {
     const flat = { name: 'flat' } as Pick<AgentTask<Q>, 'name' | 'kindOf'>;
-    expect(() => kindWeights(flat, examples, 0.5, 'sft.balanceKinds')).toThrow(
+    expect(() => kindWeights(flat, examples, { balanceKinds: 0.5 }, 'sft')).toThrow(
       "sft.balanceKinds: task 'flat' has no kinds of example to balance",
     );
-    expect(kindWeights(flat, examples, 0, 'sft.balanceKinds')).toEqual(examples.map(() => 1));
+    expect(() => kindWeights(flat, examples, { balanceKinds: 0, kindBoost: 'rare=2' }, 'train')).toThrow(
+      "train.kindBoost: task 'flat' has no kinds of example to balance",
+    );
+    expect(kindWeights(flat, examples, { balanceKinds: 0 }, 'sft')).toEqual(examples.map(() => 1));
+  });
+
+  it("kindBoost multiplies a kind's share after balancing, keeping mean weight 1", () => {
+    const plain = shares(kindWeights(task, examples, { balanceKinds: 0.5 }, 'sft'));
+    const w = kindWeights(task, examples, { balanceKinds: 0.5, kindBoost: ' rare = 3 ,uncommon=0.5' }, 'sft');
+    expect(w.reduce((s, x) => s + x, 0)).toBeCloseTo(examples.length, 9);
+    const boosted = shares(w);
+    expect(boosted.rare / boosted.common).toBeCloseTo((3 * plain.rare) / plain.common, 9);
+    expect(boosted.uncommon / boosted.common).toBeCloseTo((0.5 * plain.uncommon) / plain.common, 9);
+    // Without balancing, the boost alone sets the mix.
+    const alone = shares(kindWeights(task, examples, { balanceKinds: 0, kindBoost: 'common=2' }, 'sft'));
+    expect(alone.common / alone.uncommon).toBeCloseTo(20, 9);
+  });
+
+  it('names the key and the kind for a bad kindBoost', () => {
+    const mix = (kindBoost: string) => () =>
+      kindWeights(task, examples, { balanceKinds: 0.5, kindBoost }, 'sft');
+    expect(mix('rarest=2')).toThrow(
+      "sft.kindBoost: no example of kind 'rarest' (kinds: common, rare, uncommon)",
+    );
+    expect(mix('rare=0')).toThrow("sft.kindBoost: expected kind=factor with a factor above 0, got 'rare=0'");
+    expect(mix('rare')).toThrow("sft.kindBoost: expected kind=factor with a factor above 0, got 'rare'");
+    expect(mix('rare=x')).toThrow("got 'rare=x'");
+    expect(mix('rare=2,rare=3')).toThrow("sft.kindBoost: kind 'rare' is given twice");
   });
 });
 
@@ -86,7 +113,7 @@ describe('repeatCounts', () => {
 
 describe('sampleExamples with weights (train.balanceKinds)', () => {
   it('draws distinct examples while there are enough, reproducibly from the seed', () => {
-    const w = kindWeights(task, examples, 1, 'x');
+    const w = kindWeights(task, examples, { balanceKinds: 1 }, 'x');
     const a = sampleExamples(examples, 40, new Generator(5), w);
     expect(new Set(a.map((q) => q.id)).size).toBe(40);
     expect(sampleExamples(examples, 40, new Generator(5), w)).toEqual(a);
@@ -97,7 +124,7 @@ describe('sampleExamples with weights (train.balanceKinds)', () => {
   });
 
   it('draws each kind about equally often with strength 1 (the rare question ~1/3 of single draws)', () => {
-    const w = kindWeights(task, examples, 1, 'x');
+    const w = kindWeights(task, examples, { balanceKinds: 1 }, 'x');
     const g = new Generator(11);
     const drawn: Record<string, number> = { common: 0, uncommon: 0, rare: 0 };
     const draws = 3000;

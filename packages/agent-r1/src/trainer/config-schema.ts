@@ -116,6 +116,7 @@ const SCHEMA: Field = obj<TrainConfig>({
     renameEntities: num({ min: 0, max: 1 }),
     groups: { kind: 'string' },
     balanceKinds: num({ min: 0, max: 1 }),
+    kindBoost: { kind: 'string' },
   }),
   sft: obj<SftConfig>({
     steps: int(0),
@@ -128,6 +129,7 @@ const SCHEMA: Field = obj<TrainConfig>({
     contextWeight: num({ min: 0 }),
     renameEntities: num({ min: 0, max: 1 }),
     balanceKinds: num({ min: 0, max: 1 }),
+    kindBoost: { kind: 'string' },
     successfulOnly: bool,
     emaDecay: num({ min: 0, check: (v) => (v < 1 ? undefined : 'must be a number in [0, 1)') }),
   }),

@@ -128,6 +128,11 @@ export interface TrainLoopConfig {
    * (its count)^(1 - balanceKinds); 0 keeps the data's mix, 1 draws every kind equally often.
    */
   balanceKinds: number;
+  /**
+   * Multiplies named kinds' shares of the RL prompts after balancing: `kind=factor`, comma-separated (e.g.
+   * 'compare_area=2'); '' none. A kind no training example has is an error.
+   */
+  kindBoost: string;
 }
 
 export interface SftConfig {
@@ -156,6 +161,8 @@ export interface SftConfig {
   renameEntities: number;
   /** `train.balanceKinds` for the demonstrations: how often each kind comes up in a pass over them. */
   balanceKinds: number;
+  /** `train.kindBoost` for the demonstrations. */
+  kindBoost: string;
   /**
    * Train only on demonstrations that earned a positive outcome reward: a scripted policy's failures
    * (a missed retrieval, a wrong guess) are not worth imitating.
@@ -305,6 +312,7 @@ export const DEFAULT_CONFIG: TrainConfig = {
     renameEntities: 0,
     groups: '',
     balanceKinds: 0,
+    kindBoost: '',
   },
   sft: {
     steps: 0,
@@ -317,6 +325,7 @@ export const DEFAULT_CONFIG: TrainConfig = {
     contextWeight: 0,
     renameEntities: 0,
     balanceKinds: 0,
+    kindBoost: '',
     successfulOnly: false,
     emaDecay: 0,
   },

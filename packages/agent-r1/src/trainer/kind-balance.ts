@@ -3,27 +3,60 @@
  * an example of a kind with n examples weighs n^-strength, so a kind's share of the draws goes as
  * n^(1 - strength): 0 keeps the data's mix, 1 draws every kind equally often. Without it the rare kinds
  * (multi-hop QA: 3-hop chains are 7% of the training questions, some 2-hop kinds under 2%) get few updates.
+ * `kindBoost` then multiplies named kinds' weights (`compare_area=2`: twice that kind's share before the
+ * weights are scaled back to mean 1), for a kind that needs more examples than its count says.
  */
 import type { Generator } from '@agent-r1/tensor';
 import type { AgentTask } from '../tasks/task.js';
 
+/** How a stage mixes kinds: `balanceKinds` (0–1) and `kindBoost` (`kind=factor`, comma-separated; '' none). */
+export interface KindMix {
+  balanceKinds: number;
+  kindBoost?: string;
+}
+
+/** `compare_area=2, capital=0.5` → factor by kind; `setting` names the config key in errors. */
+export function parseKindBoost(spec: string, setting: string): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const part of spec.split(',')) {
+    if (part.trim() === '') continue;
+    const m = /^\s*([^=\s]+)\s*=\s*([^=\s]+)\s*$/.exec(part);
+    const factor = m ? Number(m[2]) : Number.NaN;
+    if (!m || !Number.isFinite(factor) || factor <= 0)
+      throw new Error(`${setting}: expected kind=factor with a factor above 0, got '${part.trim()}'`);
+    if (out.has(m[1])) throw new Error(`${setting}: kind '${m[1]}' is given twice`);
+    out.set(m[1], factor);
+  }
+  return out;
+}
+
 /**
- * Each example's weight, with mean 1 (so a pass over `examples` keeps its size); all 1 when `strength` is 0.
- * `setting` names the config key in the error for a task without kinds.
+ * Each example's weight, with mean 1 (so a pass over `examples` keeps its size); all 1 when the mix is
+ * neutral. `stage` ('sft' or 'train') names the config keys in the errors: for a task without kinds, and
+ * for a boosted kind that no example has.
  */
 export function kindWeights<E>(
   task: Pick<AgentTask<E>, 'name' | 'kindOf'>,
   examples: readonly E[],
-  strength: number,
-  setting: string,
+  mix: KindMix,
+  stage: string,
 ): number[] {
-  if (strength === 0) return examples.map(() => 1);
+  const boost = parseKindBoost(mix.kindBoost ?? '', `${stage}.kindBoost`);
+  if (mix.balanceKinds === 0 && boost.size === 0) return examples.map(() => 1);
   const kindOf = task.kindOf;
-  if (!kindOf) throw new Error(`${setting}: task '${task.name}' has no kinds of example to balance`);
+  if (!kindOf) {
+    const setting = mix.balanceKinds !== 0 ? `${stage}.balanceKinds` : `${stage}.kindBoost`;
+    throw new Error(`${setting}: task '${task.name}' has no kinds of example to balance`);
+  }
   const kinds = examples.map((e) => kindOf(e));
   const counts = new Map<string, number>();
   for (const k of kinds) counts.set(k, (counts.get(k) ?? 0) + 1);
-  const raw = kinds.map((k) => counts.get(k)! ** -strength);
+  for (const k of boost.keys())
+    if (!counts.has(k))
+      throw new Error(
+        `${stage}.kindBoost: no example of kind '${k}' (kinds: ${[...counts.keys()].sort().join(', ')})`,
+      );
+  const raw = kinds.map((k) => counts.get(k)! ** -mix.balanceKinds * (boost.get(k) ?? 1));
   const mean = raw.reduce((s, w) => s + w, 0) / raw.length;
   return raw.map((w) => w / mean);
 }

@@ -55,8 +55,8 @@ export async function trainAgent<E>(
     throw error;
   };
   const promptWeights =
-    config.train.balanceKinds > 0
-      ? kindWeights(task, prompts, config.train.balanceKinds, 'train.balanceKinds')
+    config.train.balanceKinds > 0 || config.train.kindBoost !== ''
+      ? kindWeights(task, prompts, config.train, 'train')
       : undefined;
   const dir = config.checkpoint.dir;
   const policyDir = join(dir, 'policy');

@@ -140,8 +140,8 @@ export async function warmStart<E>(
   const weights = kindWeights(
     task,
     recorded.map(({ example }) => example),
-    sft.balanceKinds,
-    'sft.balanceKinds',
+    sft,
+    'sft',
   );
   // Its own stream (seed + 2), so that the warm start's batches do not shift the RL stage's draws. It is
   // not checkpointed: a resumed stage replays the (cheap) draws of the passes and steps it skips instead.
