@@ -3,7 +3,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Tensor, createCpuBackend, registerBackend, tensor, zeros } from '@agent-r1/tensor';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { loadSafetensors, parseSafetensors, saveSafetensors, serializeSafetensors } from '../src/index.js';
+import {
+  loadSafetensors,
+  parseSafetensors,
+  saveSafetensors,
+  serializeSafetensors,
+  serializeSafetensorsAsync,
+} from '../src/index.js';
 
 const utf8 = (s: string) => new TextEncoder().encode(s);
 
@@ -78,6 +84,18 @@ describe('safetensors round trip', () => {
     expect(header.length - header.trimEnd().length).toBeLessThan(8);
     expect(bytes.length).toBe(8 + n + 25);
     expect([...bytes.subarray(8 + n + 20, 8 + n + 24)]).toEqual([0x80, 0x3f, 0x00, 0x3c]); // 1.0 in BF16, F16
+  });
+
+  it("writes a half tensor's bits as they are, NaN payloads included, and reads them back", async () => {
+    const bits = new Uint16Array([0x7e01, 0xffc3, 0x3c00, 0x0001]);
+    for (const dtype of ['float16', 'bfloat16'] as const) {
+      const t = tensor(bits, { dtype });
+      for (const bytes of [serializeSafetensors({ t }), await serializeSafetensorsAsync({ t })]) {
+        const n = Number(new DataView(bytes.buffer).getBigUint64(0, true));
+        expect(new Uint16Array(bytes.slice(8 + n).buffer)).toEqual(bits);
+        expect(parseSafetensors(bytes).tensors.t.rawDataSync()).toEqual(bits);
+      }
+    }
   });
 
   it('writes exactly the bytes of a hand-built file (what the Python library writes)', () => {

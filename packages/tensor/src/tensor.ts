@@ -179,18 +179,31 @@ export class Tensor implements View {
 
   /** The elements in row-major order; those of a float16 or bfloat16 tensor as float32 values. */
   async data(): Promise<TypedArray> {
+    return this.values(await this.rawData());
+  }
+
+  /** Synchronous read, on backends that can do it honestly (CPU); elsewhere use `await data()`. */
+  dataSync(): TypedArray {
+    return this.values(this.rawDataSync());
+  }
+
+  /**
+   * The elements in row-major order as stored: a float16 or bfloat16 tensor's as their bits (Uint16Array,
+   * every bit kept, NaN payloads too), the others as `data()` gives them. For writers of half formats.
+   */
+  async rawData(): Promise<TypedArray> {
     const t =
       this.isContiguous && this.offset === 0 && this.size === this.storage.size ? this : this.contiguous();
     try {
       const all = await this.backend.read(t.storage);
-      return this.values(all.length === this.size ? all : all.subarray(t.offset, t.offset + this.size));
+      return all.length === this.size ? all : all.subarray(t.offset, t.offset + this.size);
     } finally {
       if (t !== this) t.dispose();
     }
   }
 
-  /** Synchronous read, on backends that can do it honestly (CPU); elsewhere use `await data()`. */
-  dataSync(): TypedArray {
+  /** `rawData()`, synchronously, on backends that can read synchronously (CPU). */
+  rawDataSync(): TypedArray {
     const readSync = this.backend.readSync;
     if (!readSync)
       throw new Error(
@@ -199,7 +212,7 @@ export class Tensor implements View {
     const t =
       this.isContiguous && this.offset === 0 && this.size === this.storage.size ? this : this.contiguous();
     try {
-      return this.values(readSync.call(this.backend, t.storage).subarray(t.offset, t.offset + this.size));
+      return readSync.call(this.backend, t.storage).subarray(t.offset, t.offset + this.size);
     } finally {
       if (t !== this) t.dispose();
     }

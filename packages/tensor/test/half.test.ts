@@ -159,6 +159,19 @@ describe('half tensors', () => {
     expect(t.cast('int32').toArraySync()).toEqual([...read].map((x) => Math.trunc(x) | 0));
   });
 
+  test.each(HALVES)('%s: rawData reads the stored bits, NaN payloads and views included', async (dtype) => {
+    const bits = new Uint16Array([0x7e01, 0xfd55, 0x3c00, 0x8001, 0x7c00, 0x0000]); // NaNs with payloads first
+    const t = tensor(bits, { dtype, shape: [2, 3] });
+    expect(t.rawDataSync()).toEqual(bits);
+    expect(await t.rawData()).toEqual(bits);
+    expect(t.transpose(0, 1).rawDataSync()).toEqual(
+      new Uint16Array([0x7e01, 0x8001, 0xfd55, 0x7c00, 0x3c00, 0]),
+    );
+    expect(t.rawDataSync()).not.toBe(t.rawDataSync()); // a copy each time
+    const f = tensor([1.5, -2]);
+    expect(f.rawDataSync()).toEqual(f.dataSync());
+  });
+
   test('a Uint16Array needs a half dtype', () => {
     expect(() => tensor(new Uint16Array([1, 2]))).toThrow(/Uint16Array holds float16 or bfloat16 bits/);
     expect(() => tensor(new Uint16Array([1, 2]), { dtype: 'int32' })).toThrow(/not int32 values/);

@@ -18,7 +18,6 @@ import {
   type Tensor,
   type TypedArray,
   decodeHalf,
-  encodeHalf,
   getBackend,
   getDefaultDevice,
   isHalf,
@@ -161,11 +160,6 @@ function entriesOf(tensors: Record<string, Tensor>, where: string): [string, Ten
   return list;
 }
 
-/** What the file stores of a tensor's values: half dtypes as their bits (each value's own; NaNs stay NaNs). */
-function storedElements(t: Tensor, values: TypedArray): TypedArray {
-  return isHalf(t.dtype) ? encodeHalf(t.dtype, values) : values;
-}
-
 /** The file's bytes, from tensors whose data was already read. */
 function encode(entries: Entry[], metadata: SafetensorsMetadata | undefined): Uint8Array {
   const sorted = [...entries].sort(
@@ -209,7 +203,7 @@ export function serializeSafetensors(
     name,
     dtype: t.dtype,
     shape: t.shape,
-    data: storedElements(t, t.dataSync()),
+    data: t.rawDataSync(),
   }));
   return encode(entries, metadata);
 }
@@ -222,7 +216,7 @@ export async function serializeSafetensorsAsync(
   checkMetadata(metadata, 'serialize');
   const entries: Entry[] = [];
   for (const [name, t] of entriesOf(tensors, 'serialize'))
-    entries.push({ name, dtype: t.dtype, shape: t.shape, data: storedElements(t, await t.data()) });
+    entries.push({ name, dtype: t.dtype, shape: t.shape, data: await t.rawData() });
   return encode(entries, metadata);
 }
 
