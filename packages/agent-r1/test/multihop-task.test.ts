@@ -12,6 +12,7 @@ import {
   multihopQaTask,
   multihopTokenizer,
   naiveRagBaseline,
+  readAnswer,
   scriptedSearcherBaseline,
   serveMultihopSearch,
   statedType,
@@ -20,6 +21,9 @@ import {
 import type { SearchServer } from '../src/tasks/multihop-qa/search/index.js';
 import type { AgentTask } from '../src/tasks/task.js';
 import { formatResultsTable } from '../src/trainer/results.js';
+
+/** `France (geography)` → `France`. */
+const splitName = (title: string) => title.replace(/ \(geography\)$/, '');
 
 /** Every n-th question of a list: a spread-out sample. */
 const sample = (xs: readonly QaExample[], n: number) =>
@@ -103,6 +107,21 @@ describe('multihop-qa task', () => {
       const query = /^<search> (.*)<\/search>$/.exec(first ?? '')?.[1];
       expect(q.question, `${first}`).toContain(`the ${query} `);
     }
+  });
+
+  it("the reader answers a comparison from the geography pages' sentences, whichever page comes first", () => {
+    const geography = (name: string) => r.docs.get(`country:${name}:geography`)!;
+    const page = (code: string) => {
+      const doc = geography(code);
+      return `Doc 1 (${doc.title}): ${doc.contents}`;
+    };
+    const [fra, lux, che] = ['FRA', 'LUX', 'CHE'].map((c) => splitName(geography(c).title));
+    for (const text of [`${page('FRA')}\n${page('LUX')}`, `${page('LUX')}\n${page('FRA')}`]) {
+      expect(readAnswer(`Which country has the larger area, ${lux} or ${fra}?`, text)).toBe(fra);
+      expect(readAnswer(`Which country has the larger area, ${fra} or ${lux}?`, text)).toBe(fra);
+    }
+    const landlocked = `${page('FRA')}\n${page('CHE')}`;
+    expect(readAnswer(`Which of these two countries is landlocked, ${fra} or ${che}?`, landlocked)).toBe(che);
   });
 
   it('pays the retrieval reward once for each supporting document a search shows', async () => {
