@@ -33,7 +33,7 @@ export function comparisonOptions(question: string): [string, string] | undefine
 
 /**
  * An extractive reader: picks an answer span from retrieved text by the question's answer type.
- * - "X or Y?" comparisons: the larger area / the landlocked one, from the `Covering N km², X is` /
+ * - "X or Y?" comparisons: the larger area / the landlocked one, from the `At N km², X is` /
  *   `X is landlocked` sentences (X when the text does not say).
  * - currency questions: the first `uses the NAME (CODE)`; capital questions: the first
  *   `The capital of C is NAME`; "which country": the first `is located in C` or `shares land borders with C`.
@@ -46,7 +46,7 @@ export function readAnswer(question: string, text: string): string {
     const [x, y] = pair;
     if (/area/i.test(question)) {
       const area = (c: string) => {
-        const m = new RegExp(`Covering ([\\d,.]+) km², ${escapeRegExp(c)} is (?:not )?landlocked`, 'i').exec(
+        const m = new RegExp(`At ([\\d,.]+) km², ${escapeRegExp(c)} is (?:not )?landlocked`, 'i').exec(
           text,
         );
         return m ? parseArea(m[1]) : Number.NaN;
