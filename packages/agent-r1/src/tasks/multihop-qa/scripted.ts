@@ -33,7 +33,7 @@ export function comparisonOptions(question: string): [string, string] | undefine
 
 /**
  * An extractive reader: picks an answer span from retrieved text by the question's answer type.
- * - "X or Y?" comparisons: the larger area / the landlocked one, from the `At N km², X is` /
+ * - "X or Y?" comparisons: the larger area / the landlocked one, from the `Its area is N` /
  *   `X is landlocked` sentences (X when the text does not say).
  * - currency questions: the first `uses the NAME (CODE)`; capital questions: the first
  *   `The capital of C is NAME`; "which country": the first `is located in C` or `shares land borders with C`.
@@ -46,9 +46,10 @@ export function readAnswer(question: string, text: string): string {
     const [x, y] = pair;
     if (/area/i.test(question)) {
       const area = (c: string) => {
-        const m = new RegExp(`At ([\\d,.]+) km², ${escapeRegExp(c)} is (?:not )?landlocked`, 'i').exec(
-          text,
-        );
+        const m = new RegExp(
+          `${escapeRegExp(c)} is (?:not )?landlocked\\.\\s*Its area is ([\\d,.]+)`,
+          'i',
+        ).exec(text);
         return m ? parseArea(m[1]) : Number.NaN;
       };
       const [ax, ay] = [area(x), area(y)];

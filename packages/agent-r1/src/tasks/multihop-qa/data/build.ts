@@ -17,7 +17,7 @@ import type { Doc, MultihopDataset, QaExample, QaSplits } from './types.js';
 import { targets, type WnSynset } from './wordnet.js';
 
 /** Bump when the generated data changes, so stale caches are not reused. */
-export const DATASET_VERSION = 4;
+export const DATASET_VERSION = 2;
 
 export interface BuildOptions {
   seed?: number;
@@ -163,14 +163,12 @@ function countryDocs(c: Country, byCode: Map<string, Country>): Doc[] {
     docs.push({ id: docId.languages(c), title: `${c.name} (languages)`, contents: text });
   }
   const where = c.subregion !== '' && c.subregion !== c.region ? `${c.subregion} (${c.region})` : c.region;
-  // The area comes before the name (data v4): a copy head keys the name's first token on what precedes it,
-  // so the key of the name to answer a comparison with can hold its area (docs/results.md).
   docs.push({
     id: docId.geography(c),
     title: `${c.name} (geography)`,
     contents:
-      `At ${formatArea(c.area)} km², ${c.name} is ${c.landlocked ? 'landlocked' : 'not landlocked'}. ` +
-      `It lies in ${where}.`,
+      `${c.name} is ${c.landlocked ? 'landlocked' : 'not landlocked'}. ` +
+      `Its area is ${formatArea(c.area)} square kilometres. It lies in ${where}.`,
   });
   const neighbours = c.borders.map((b) => byCode.get(b)?.name).filter((x): x is string => x !== undefined);
   docs.push({
