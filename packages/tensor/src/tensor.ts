@@ -184,7 +184,7 @@ export class Tensor implements View {
 
   /** Synchronous read, on backends that can do it honestly (CPU); elsewhere use `await data()`. */
   dataSync(): TypedArray {
-    return this.values(this.rawDataSync());
+    return this.values(this.readStoredSync('dataSync', 'data'));
   }
 
   /**
@@ -204,10 +204,15 @@ export class Tensor implements View {
 
   /** `rawData()`, synchronously, on backends that can read synchronously (CPU). */
   rawDataSync(): TypedArray {
+    return this.readStoredSync('rawDataSync', 'rawData');
+  }
+
+  /** The stored elements, read synchronously; `method` and `asyncMethod` name the caller in the error. */
+  private readStoredSync(method: string, asyncMethod: string): TypedArray {
     const readSync = this.backend.readSync;
     if (!readSync)
       throw new Error(
-        `dataSync: the ${this.device} backend cannot read synchronously; use await tensor.data()`,
+        `${method}: the ${this.device} backend cannot read synchronously; use await tensor.${asyncMethod}()`,
       );
     const t =
       this.isContiguous && this.offset === 0 && this.size === this.storage.size ? this : this.contiguous();

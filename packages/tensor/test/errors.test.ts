@@ -380,7 +380,11 @@ describe('devices', () => {
     expect(() => t.dataSync()).toThrow(
       /^dataSync: the async-only backend cannot read synchronously; use await tensor\.data\(\)$/,
     );
+    expect(() => t.rawDataSync()).toThrow(
+      /^rawDataSync: the async-only backend cannot read synchronously; use await tensor\.rawData\(\)$/,
+    );
     expect(Array.from(await t.data())).toEqual([1, 2]);
+    expect(Array.from(await t.rawData())).toEqual([1, 2]);
     expect(await t.sum().item()).toBe(3);
   });
 });
