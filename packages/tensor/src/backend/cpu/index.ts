@@ -42,7 +42,8 @@ export function createCpuBackend(name = 'cpu'): Backend {
   return enableHalfCompute({
     name,
     kernels: { ...kernels },
-    // float16/bfloat16 are stored as their bits; fill and copy convert, the other kernels compute on float32 copies.
+    // float16/bfloat16 are stored as their bits; fill and copy convert, the other kernels compute on
+    // float32 copies.
     halfKernels: HALF_STORAGE_KERNELS,
     alloc: (dtype: DType, size: number) => allocStorage(dtype, size, name),
     free: freeStorage,
