@@ -160,7 +160,8 @@ describe('half tensors', () => {
   });
 
   test.each(HALVES)('%s: rawData reads the stored bits, NaN payloads and views included', async (dtype) => {
-    const bits = new Uint16Array([0x7e01, 0xfd55, 0x3c00, 0x8001, 0x7c00, 0x0000]); // NaNs with payloads first
+    // NaNs with payloads first.
+    const bits = new Uint16Array([0x7e01, 0xfd55, 0x3c00, 0x8001, 0x7c00, 0x0000]);
     const t = tensor(bits, { dtype, shape: [2, 3] });
     expect(t.rawDataSync()).toEqual(bits);
     expect(await t.rawData()).toEqual(bits);

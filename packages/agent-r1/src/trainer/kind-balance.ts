@@ -9,7 +9,7 @@
 import type { Generator } from '@agent-r1/tensor';
 import type { AgentTask } from '../tasks/task.js';
 
-/** How a stage mixes kinds: `balanceKinds` (0–1) and `kindBoost` (`kind=factor`, comma-separated; '' none). */
+/** How a stage mixes kinds: `balanceKinds` (0–1), `kindBoost` (`kind=factor`, comma-separated; '' none). */
 export interface KindMix {
   balanceKinds: number;
   kindBoost?: string;
