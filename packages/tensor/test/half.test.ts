@@ -160,15 +160,16 @@ describe('half tensors', () => {
   });
 
   test.each(HALVES)('%s: rawData reads the stored bits, NaN payloads and views included', async (dtype) => {
-    // NaNs with payloads first.
-    const bits = new Uint16Array([0x7e01, 0xfd55, 0x3c00, 0x8001, 0x7c00, 0x0000]);
+    // Two NaNs with payloads (in either type) first.
+    const bits = new Uint16Array([0x7fc1, 0xffd5, 0x3c00, 0x8001, 0x7c00, 0x0000]);
     const t = tensor(bits, { dtype, shape: [2, 3] });
     expect(t.rawDataSync()).toEqual(bits);
     expect(await t.rawData()).toEqual(bits);
     expect(t.transpose(0, 1).rawDataSync()).toEqual(
-      new Uint16Array([0x7e01, 0x8001, 0xfd55, 0x7c00, 0x3c00, 0]),
+      new Uint16Array([0x7fc1, 0x8001, 0xffd5, 0x7c00, 0x3c00, 0]),
     );
     expect(t.rawDataSync()).not.toBe(t.rawDataSync()); // a copy each time
+    expect(Number.isNaN(t.dataSync()[0]) && Number.isNaN(t.dataSync()[1])).toBe(true);
     const f = tensor([1.5, -2]);
     expect(f.rawDataSync()).toEqual(f.dataSync());
   });
