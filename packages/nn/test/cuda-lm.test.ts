@@ -6,12 +6,12 @@
  * as host C++ and run behind the real launchers; skipped with one line without g++) and, where a CUDA driver
  * and NVRTC are found, on the GPU (skipped with one line otherwise; REQUIRE_CUDA=1 makes that a failure).
  */
-import { type FloatDType, crossEntropy, initBackend, registerBackend, tensor, tidy } from '@agent-r1/tensor';
+import { type FloatDType, crossEntropy, initBackend, tensor, tidy } from '@agent-r1/tensor';
 import { describe, expect, test } from 'vitest';
-import { createEmulatedCudaBackend, findGxx } from '../../tensor/test/cuda/emulator/emulator.js';
+import { registerEmulatedCuda } from '../../tensor/test/cuda/emulator/emulator.js';
 import { AdamW, TransformerLM } from '../src/index.js';
 
-const gxx = findGxx();
+const emulator = registerEmulatedCuda('cuda-emu-lm');
 const gpu = await initBackend('cuda').then(
   () => true,
   (err: Error) => {
@@ -19,13 +19,6 @@ const gpu = await initBackend('cuda').then(
     return false;
   },
 );
-let cleanup = () => {};
-if (gxx)
-  registerBackend('cuda-emu-lm', async () => {
-    const backend = await createEmulatedCudaBackend('cuda-emu-lm');
-    cleanup = backend.cleanup;
-    return backend;
-  });
 
 function trainingLosses(device: string, dtype: FloatDType): number[] {
   const model = new TransformerLM({
@@ -82,11 +75,11 @@ function trainsLikeTheCpu(device: string, ready: () => Promise<unknown>, done = 
 }
 
 describe('a TransformerLM training step on the emulated cuda backend', () => {
-  if (gxx)
+  if (emulator.registered)
     trainsLikeTheCpu(
       'cuda-emu-lm',
       () => initBackend('cuda-emu-lm'),
-      () => cleanup(),
+      () => emulator.cleanup(),
     );
   else test.skip('g++ not found: the emulated cuda run is skipped', () => {});
 });

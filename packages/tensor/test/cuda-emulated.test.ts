@@ -9,22 +9,14 @@
  * their own order; transcendentals come from the host's libm here.
  */
 import { afterAll, describe, test } from 'vitest';
-import { registerBackend } from '../src/index.js';
 import { acquireDevice } from './cross-backend/device.js';
 import { crossBackendSuite } from './cross-backend/suite.js';
-import { createEmulatedCudaBackend, findGxx } from './cuda/emulator/emulator.js';
+import { registerEmulatedCuda } from './cuda/emulator/emulator.js';
 import { emulatedSmoke } from './cuda/emulator/smoke.js';
 
-const gxx = findGxx();
-let cleanup = () => {};
-if (gxx)
-  registerBackend('cuda-emu', async () => {
-    const backend = await createEmulatedCudaBackend('cuda-emu');
-    cleanup = backend.cleanup;
-    return backend;
-  });
-const available = gxx !== null && (await acquireDevice('cuda-emu'));
-afterAll(() => cleanup());
+const emulator = registerEmulatedCuda('cuda-emu');
+const available = emulator.registered && (await acquireDevice('cuda-emu'));
+afterAll(() => emulator.cleanup());
 
 // The full property suite runs hundreds of kernel variants (minutes on CPU threads): opt in with
 // CUDA_EMULATOR=full; by default the fixed cases of emulator/smoke.ts reach every primitive in seconds.

@@ -24,6 +24,7 @@ import { DEVICE_ERRORS } from '../../../src/backend/cuda/kernels/indexing.js';
 import type { KernelSource } from '../../../src/backend/cuda/kernels/common.js';
 import { CUDA_HALF_KERNELS, cudaKernels } from '../../../src/backend/cuda/kernels.js';
 import { enableHalfCompute } from '../../../src/backend/half-compute.js';
+import { registerBackend } from '../../../src/backend/registry.js';
 import type { CudaStorage, Launcher } from '../../../src/backend/cuda/launcher.js';
 import { kernelParams } from '../signature.js';
 
@@ -31,6 +32,21 @@ const here = dirname(fileURLToPath(import.meta.url));
 
 export function findGxx(): string | null {
   return ['/usr/bin/g++', '/usr/local/bin/g++'].find((p) => existsSync(p)) ?? null;
+}
+
+/**
+ * Registers the emulated device as backend `name` (built on first use) where g++ is found. `registered`
+ * says whether it was; `cleanup()` removes its build folder, if it was built.
+ */
+export function registerEmulatedCuda(name: string): { registered: boolean; cleanup: () => void } {
+  if (!findGxx()) return { registered: false, cleanup: () => {} };
+  let built: { cleanup: () => void } | undefined;
+  registerBackend(name, async () => {
+    const backend = await createEmulatedCudaBackend(name);
+    built = backend;
+    return backend;
+  });
+  return { registered: true, cleanup: () => built?.cleanup() };
 }
 
 type Fn = (...args: unknown[]) => unknown;
