@@ -2,7 +2,8 @@
  * Copies between half-precision bits and numbers, one strided run at a time. float32 ↔ half runs, the ones
  * mixed precision makes on every kernel call, read and write the float32 side's bits through a Uint32Array
  * over the same memory, encoding with half.ts's bit-level functions (no number round trip); bfloat16
- * decodes by a shift and float16 through a table of all 65,536 patterns. Other pairs convert element by element through numbers. Results are those of ../../half.ts.
+ * decodes by a shift and float16 through a table of all 65,536 patterns. Other pairs convert element by
+ * element through numbers. Results are those of ../../half.ts.
  */
 import { type DType, type TypedArray, isHalf } from '../../dtype.js';
 import {
