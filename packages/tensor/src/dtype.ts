@@ -62,3 +62,12 @@ export function promoteTypes(a: DType, b: DType): DType {
 export function floatTypeOf(dtype: DType): DType {
   return isFloat(dtype) ? dtype : 'float32';
 }
+
+/**
+ * The dtype of the statistics a fused op saves for its backward (a norm's mean and rstd, a log-sum-exp):
+ * float32 for the half types, whose rounding would move every recomputed probability or normalised value
+ * (as PyTorch keeps them), else the input's own dtype.
+ */
+export function statsDtype(dtype: DType): DType {
+  return isHalf(dtype) ? 'float32' : dtype;
+}

@@ -7,6 +7,7 @@
 import { describe, expect, test } from 'vitest';
 import {
   type DType,
+  Generator,
   type Tensor,
   createCpuBackend,
   decodeHalf,
@@ -331,6 +332,55 @@ describe('gradients through half tensors', () => {
       const g = w.grad?.toArraySync() as number[][];
       for (let i = 0; i < 5; i++)
         for (let j = 0; j < 2; j++) expect(g[i][j]).toBe(decode('bfloat16', toBfloat16Bits(colSums[i])));
+    });
+  });
+});
+
+describe('what a fused op saves for its backward', () => {
+  // Rounded to bfloat16, the mean of a row of values near 100 moves by up to a quarter: with a gradient
+  // that follows the normalised values, every dx moves by as much as dx itself is. So the layer norm's
+  // statistics stay float32 for half inputs (so does attention's log-sum-exp: cross-backend/half.ts checks
+  // it on the devices, whose backward reads it), as PyTorch keeps them.
+  test.each(HALVES)('%s: a layer norm saves its mean and rstd in float32', (dtype) => {
+    tidy(() => {
+      const x0 = randn([6, 64], { generator: new Generator(1) });
+      const noise = randn([6, 64], { generator: new Generator(2) });
+      const grad = (x: Tensor) => {
+        x.requiresGrad = true;
+        // d loss / d y = 3·x0 + noise: mostly along the normalised values.
+        layerNorm(x).mul(x0.mul(3).add(noise).cast(x.dtype)).sum().backward();
+        return (x.grad as Tensor).cast('float32').dataSync();
+      };
+      const half = x0.mul(2).add(100).cast(dtype).detach();
+      const got = grad(half);
+      const want = grad(half.cast('float32').detach());
+      const scale = Math.max(...want.map(Math.abs));
+      const ulp = dtype === 'float16' ? 2 ** -10 : 2 ** -7;
+      for (let i = 0; i < want.length; i++) expect(Math.abs(got[i] - want[i])).toBeLessThan(2 * ulp * scale);
+    });
+  });
+
+  // Rounded to bfloat16, a log-sum-exp between 16 and 32 moves by up to 1/16: e^(1/16) is a 6% error in
+  // every probability the backward recomputes from it.
+  test.each(HALVES)('%s: logprobs saves its log-sum-exp in float32', (dtype) => {
+    tidy(() => {
+      const logits0 = randn([16, 40], { generator: new Generator(3) }).mul(6);
+      const targets = tensor(
+        Array.from({ length: 16 }, (_, i) => (7 * i) % 40),
+        { dtype: 'int32' },
+      );
+      const grad = (logits: Tensor) => {
+        logits.requiresGrad = true;
+        logprobs(logits, targets).sum().backward();
+        return (logits.grad as Tensor).cast('float32').dataSync();
+      };
+      const half = logits0.cast(dtype).detach();
+      const got = grad(half);
+      const want = grad(half.cast('float32').detach());
+      const ulp = dtype === 'float16' ? 2 ** -10 : 2 ** -7;
+      // Each gradient is rounded once to the half type: within half an ulp of its size, plus the float32 noise.
+      for (let i = 0; i < want.length; i++)
+        expect(Math.abs(got[i] - want[i])).toBeLessThan(ulp * Math.abs(want[i]) + 1e-6);
     });
   });
 });

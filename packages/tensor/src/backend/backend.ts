@@ -90,6 +90,7 @@ export interface LayerNormArgs {
   bias: View | null; // [D]
   eps: number;
   out: View; // [N, D]
+  /** Saved for the backward pass in `statsDtype(x.dtype)` (float32 for half inputs), as is rstd. */
   mean: View; // [N] (unused and zero for rms_norm)
   rstd: View; // [N]
 }
@@ -115,7 +116,10 @@ export interface AttentionArgs {
   causal: boolean;
   scale: number;
   out: View; // [B, H, T, D]
-  /** Log-sum-exp of each score row, saved for the backward pass; -Infinity for a fully masked row. */
+  /**
+   * Log-sum-exp of each score row, saved for the backward pass in `statsDtype(q.dtype)` (float32 for half
+   * inputs); -Infinity for a fully masked row.
+   */
   lse: View; // [B, H, T]
 }
 
@@ -179,7 +183,10 @@ export interface Kernels {
   softmax(x: View, out: View, log: boolean): void;
   /** Given the forward output y and its gradient dy, writes the gradient of the input. */
   softmaxBackward(y: View, dy: View, dx: View, log: boolean): void;
-  /** logits [N, V], targets [N] int32 → out[n] = log_softmax(logits[n])[targets[n]], lse[n] = logsumexp. */
+  /**
+   * logits [N, V], targets [N] int32 → out[n] = log_softmax(logits[n])[targets[n]], lse[n] = logsumexp (in
+   * `statsDtype(logits.dtype)`).
+   */
   logprobs(logits: View, targets: View, out: View, lse: View): void;
   /** dlogits = grad[n] * (onehot(targets[n]) - softmax(logits[n])). */
   logprobsBackward(logits: View, targets: View, lse: View, grad: View, dlogits: View): void;

@@ -2,6 +2,7 @@
  * Fused neural-network ops. Each is one primitive forward and one primitive backward (not the composed
  * gradient), because these are where a training step spends its time.
  */
+import { statsDtype } from '../dtype.js';
 import { record } from '../autograd.js';
 import { formatShape, normalizeAxis } from '../shape.js';
 import type { Tensor } from '../tensor.js';
@@ -76,7 +77,7 @@ export function logprobs(logits: Tensor, targets: Tensor): Tensor {
   const flat = logits.contiguous();
   const t = targets.contiguous();
   const out = empty(logits.backend, lead, logits.dtype);
-  const lse = empty(logits.backend, lead, logits.dtype);
+  const lse = empty(logits.backend, lead, statsDtype(logits.dtype));
   logits.backend.kernels.logprobs(flat, t, out, lse);
   const result = record(
     'logprobs',
@@ -153,8 +154,8 @@ function normOp(
   const w = weight?.contiguous() ?? null;
   const rows = x.shape.slice(0, -1);
   const out = empty(x.backend, x.shape, x.dtype);
-  const mean = empty(x.backend, rows, x.dtype);
-  const rstd = empty(x.backend, rows, x.dtype);
+  const mean = empty(x.backend, rows, statsDtype(x.dtype));
+  const rstd = empty(x.backend, rows, statsDtype(x.dtype));
   const b = bias?.contiguous() ?? null;
   (name === 'layerNorm' ? k.layerNorm : k.rmsNorm)({ x: input, weight: w, bias: b, eps, out, mean, rstd });
   b?.dispose();
@@ -240,7 +241,7 @@ export function scaledDotProductAttention(
   }
   const [qc, kc, vc] = [q.contiguous(), k.contiguous(), v.contiguous()];
   const out = empty(q.backend, q.shape, q.dtype);
-  const lse = empty(q.backend, [B, H, T], q.dtype);
+  const lse = empty(q.backend, [B, H, T], statsDtype(q.dtype));
   const causal = options.causal ?? false;
   const scale = options.scale ?? 1 / Math.sqrt(D);
   q.backend.kernels.attention({ q: qc, k: kc, v: vc, mask: maskView, causal, scale, out, lse });

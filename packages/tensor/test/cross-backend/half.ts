@@ -2,8 +2,9 @@
  * float16 and bfloat16 on a device against the CPU backend: conversions (casts both ways, between the two
  * half types, to and from int32, strided copies, fill and where) bit for bit, on values that reach every
  * rounding case (ties, subnormals, overflow, NaN, infinities); and ops that compute in float32 (matmul, also
- * through a transposed view, elementwise maps on contiguous and strided views, reductions, softmax and
- * logprobs forward and backward) within one half ulp, since each device rounds its own float32 result. Used
+ * through a transposed view, elementwise maps on contiguous and strided views, reductions, softmax,
+ * logprobs, norms and attention forward and backward) within one half ulp, since each device rounds its own
+ * float32 result. Used
  * by the emulated CUDA device's smoke test and by the cuda and webgpu cross-backend tests.
  */
 import { test } from 'vitest';
@@ -11,9 +12,13 @@ import {
   type Tensor,
   cast,
   full,
+  gather,
+  layerNorm,
   logSoftmax,
   logprobs,
   matmul,
+  rmsNorm,
+  scaledDotProductAttention,
   softmax,
   sum,
   transpose,
@@ -46,6 +51,47 @@ function rowKernels(dev: string): Tensor[] {
     .sum()
     .backward();
   return [lp, x.grad!.clone(), soft, logSoft, y.grad!.clone()];
+}
+
+/**
+ * Layer and RMS norms and causal GQA attention on half inputs, forward and backward, on inputs where a
+ * statistic rounded to the half type would show: rows near 100 (their mean), scores near 20 (the
+ * log-sum-exp), and gradients along the normalised values.
+ */
+function fusedKernels(dev: string): Tensor[] {
+  const param = (
+    shape: number[],
+    seed: number,
+    scale: number,
+    shift: number,
+    dtype: 'float16' | 'bfloat16',
+  ) => {
+    const n = shape.reduce((a, b) => a * b, 1);
+    const t = cast(leaf(dev, shape, vals(n, seed)).mul(scale).add(shift), dtype).detach();
+    t.requiresGrad = true;
+    return t;
+  };
+  const along = (y: Tensor, seed: number) =>
+    y.mul(y.detach().add(cast(leaf(dev, y.shape, vals(y.size, seed)), y.dtype))).sum();
+  const x = param([6, 48], 40, 2, 100, 'bfloat16');
+  const w = param([48], 41, 0.5, 1, 'bfloat16');
+  const b = param([48], 42, 1, 0, 'bfloat16');
+  const r = param([6, 48], 43, 3, 0.5, 'float16');
+  const rw = param([48], 44, 0.5, 1, 'float16');
+  const [B, H, Hkv, T, D] = [1, 4, 2, 10, 16];
+  const q = param([B, H, T, D], 45, 3, 0, 'bfloat16');
+  const k = param([B, Hkv, T, D], 46, 3, 0, 'bfloat16');
+  const v = param([B, Hkv, T, D], 47, 1, 0, 'bfloat16');
+  const ln = layerNorm(x, w, b);
+  const rms = rmsNorm(r, rw);
+  const att = scaledDotProductAttention(q, k, v, { causal: true });
+  along(ln, 48).backward();
+  along(rms, 49).backward();
+  att
+    .mul(cast(leaf(dev, att.shape, vals(att.size, 50)), 'bfloat16'))
+    .sum()
+    .backward();
+  return [ln, rms, att, ...[x, w, b, r, rw, q, k, v].map((t) => t.grad!.clone())];
 }
 
 /** `float64`: whether the device has float64 (casts to it are then checked too; WebGPU has none). */
@@ -86,8 +132,8 @@ export function halfPrecisionCases(device: string, options: { float64: boolean }
         const s = cast(leaf(dev, [5, 33], vals(165, 27)), 'float16');
         const bt = cast(leaf(dev, [7, 40], vals(280, 28)), 'float16');
         const r = a.select(0, 0).transpose(0, 1); // a strided bfloat16 view [40, 9]
-        // On cuda, matmul, the elementwise maps, the reductions, softmax and logprobs take half views
-        // themselves; the rest go through float32 copies (half-compute.ts).
+        // On cuda, matmul, the elementwise maps, the reductions, gather, softmax, logprobs, the norms and
+        // attention take half views themselves; the rest go through float32 copies (half-compute.ts).
         return [
           matmul(a, b),
           matmul(cast(a, 'float16'), transpose(bt, 0, 1)),
@@ -100,8 +146,18 @@ export function halfPrecisionCases(device: string, options: { float64: boolean }
           s.max(1),
           s.argmax(1),
           r.sum(0),
+          gather(
+            r,
+            0,
+            ints(
+              dev,
+              [3, 9],
+              Array.from({ length: 27 }, (_, i) => (i * 7) % 40),
+            ),
+          ),
           a.mean([0, 2]),
           ...rowKernels(dev),
+          ...fusedKernels(dev),
         ];
       },
       // Each device rounds its own float32 result once: they may differ by one half ulp.

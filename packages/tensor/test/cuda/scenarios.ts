@@ -4,7 +4,7 @@
  * and size-1 shapes. Used by the launch test (argument lists vs kernel signatures) and by the nvcc compile
  * test (every kernel these calls pick must compile).
  */
-import type { DType } from '../../src/dtype.js';
+import { type DType, statsDtype } from '../../src/dtype.js';
 import { BINARY_OPS, type Kernels, UNARY_OPS } from '../../src/backend/backend.js';
 import { binaryExpr, unaryExpr } from '../../src/backend/cuda/kernels/elementwise.js';
 import { cudaKernels } from '../../src/backend/cuda/kernels.js';
@@ -37,6 +37,9 @@ export function runScenarios(): Recorder {
     K.gather(x, 2, R.view('int32', [2, 3, 7, 5]), R.view(dtype, [2, 3, 7, 5]));
     if (dtype !== 'bool') K.scatterAdd(x, 1, R.view('int32', [2, 2, 4, 5]), R.view(dtype, [2, 2, 4, 5]));
   }
+  // gather moves half bits as they are (an embedding lookup on a half table).
+  for (const half of ['float16', 'bfloat16'] as DType[])
+    K.gather(R.view(half, [50, 8]), 0, R.view('int32', [6, 8]), R.view(half, [6, 8]));
   // High-rank strided walk (rank 7 → bucket 8), and an empty one.
   const hi = R.view('float32', [2, 3, 2, 3, 2, 3, 2]);
   K.unary(
@@ -60,66 +63,63 @@ export function runScenarios(): Recorder {
     );
   }
   K.matmul(R.view('float32', [1024, 512]), R.view('float32', [512, 1024]), R.view('float32', [1024, 1024]));
-  for (const dtype of ['float32', 'float64'] as DType[]) {
+  // The row kernels, norms and attention take the half types too; what they save for the backward (mean,
+  // rstd, log-sum-exp) is in statsDtype, float32 for those.
+  for (const dtype of ['float32', 'float64', 'float16', 'bfloat16'] as DType[]) {
     const x = R.view(dtype, [6, 50]);
+    const stats = (shape: number[]) => R.view(statsDtype(dtype), shape);
     for (const log of [false, true]) {
       K.softmax(x, R.view(dtype, [6, 50]), log);
       K.softmaxBackward(x, R.view(dtype, [6, 50]), R.view(dtype, [6, 50]), log);
     }
-    K.logprobs(x, R.view('int32', [6]), R.view(dtype, [6]), R.view(dtype, [6]));
-    K.logprobsBackward(
-      x,
-      R.view('int32', [6]),
-      R.view(dtype, [6]),
-      R.view(dtype, [6]),
-      R.view(dtype, [6, 50]),
-    );
+    K.logprobs(x, R.view('int32', [6]), R.view(dtype, [6]), stats([6]));
+    K.logprobsBackward(x, R.view('int32', [6]), stats([6]), R.view(dtype, [6]), R.view(dtype, [6, 50]));
     for (const [norm, back] of [
       [K.layerNorm, K.layerNormBackward],
       [K.rmsNorm, K.rmsNormBackward],
     ] as const) {
       const w = R.view(dtype, [50]);
-      const stats = () => R.view(dtype, [6]);
       norm({
         x,
         weight: w,
-        bias: dtype === 'float32' ? R.view(dtype, [50]) : null,
+        bias: dtype === 'float64' ? null : R.view(dtype, [50]),
         eps: 1e-5,
         out: R.view(dtype, [6, 50]),
-        mean: stats(),
-        rstd: stats(),
+        mean: stats([6]),
+        rstd: stats([6]),
       });
       back({
         x,
         weight: w,
-        mean: stats(),
-        rstd: stats(),
+        mean: stats([6]),
+        rstd: stats([6]),
         dy: R.view(dtype, [6, 50]),
         dx: R.view(dtype, [6, 50]),
         dweight: R.view(dtype, [50]),
-        dbias: null,
+        dbias: dtype === 'bfloat16' ? R.view(dtype, [50]) : null,
       });
     }
-    K.adamw({
-      param: R.view(dtype, [77]),
-      grad: R.view(dtype, [77]),
-      m: R.view(dtype, [77]),
-      v: R.view(dtype, [77]),
-      lr: 1e-3,
-      beta1: 0.9,
-      beta2: 0.999,
-      eps: 1e-8,
-      weightDecay: 0.01,
-      step: 3,
-    });
-    for (const D of dtype === 'float32' ? [16, 64, 100, 256] : [16, 64, 100]) {
+    if (dtype === 'float32' || dtype === 'float64')
+      K.adamw({
+        param: R.view(dtype, [77]),
+        grad: R.view(dtype, [77]),
+        m: R.view(dtype, [77]),
+        v: R.view(dtype, [77]),
+        lr: 1e-3,
+        beta1: 0.9,
+        beta2: 0.999,
+        eps: 1e-8,
+        weightDecay: 0.01,
+        step: 3,
+      });
+    for (const D of dtype === 'float64' ? [16, 64, 100] : [16, 64, 100, 256]) {
       const [B, H, Hkv, T, S] = [2, 4, 2, 7, 11];
       const q = R.view(dtype, [B, H, T, D]);
       const k = R.view(dtype, [B, Hkv, S, D]);
       const v = R.view(dtype, [B, Hkv, S, D]);
       const mask = restride(R.view('bool', [T, S]), [B, H, T, S], [0, 0, S, 1]);
       const out = R.view(dtype, [B, H, T, D]);
-      const lse = R.view(dtype, [B, H, T]);
+      const lse = stats([B, H, T]);
       K.attention({ q, k, v, mask, causal: true, scale: 0.125, out, lse });
       K.attentionBackward({
         q,

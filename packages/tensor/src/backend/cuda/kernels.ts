@@ -19,8 +19,9 @@ import {
 /**
  * The kernels that take float16/bfloat16 views themselves, computing in float and rounding each stored
  * result once: the conversions, the elementwise maps (unary, binary, where), the reductions, matmul (half
- * tiles, float accumulators), softmax and logprobs. The other kernels compute on float32 copies
- * (../half-compute.ts).
+ * tiles, float accumulators), softmax, logprobs, the norms and attention (their saved statistics in float),
+ * and gather, which moves bits (an embedding lookup reads only its rows, not a float32 copy of the table).
+ * The others (scatterAdd, adamw, random) compute on float32 copies (../half-compute.ts).
  */
 export const CUDA_HALF_KERNELS: ReadonlySet<KernelName> = new Set([
   'fill',
@@ -30,10 +31,17 @@ export const CUDA_HALF_KERNELS: ReadonlySet<KernelName> = new Set([
   'binary',
   'reduce',
   'matmul',
+  'gather',
   'softmax',
   'softmaxBackward',
   'logprobs',
   'logprobsBackward',
+  'layerNorm',
+  'layerNormBackward',
+  'rmsNorm',
+  'rmsNormBackward',
+  'attention',
+  'attentionBackward',
 ]);
 
 export function cudaKernels(L: Launcher): Kernels {

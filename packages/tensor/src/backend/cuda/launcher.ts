@@ -3,7 +3,7 @@
  * device, and how a View becomes a device address. Tests drive the launchers through a recording double
  * of this interface, so argument lists are checked against kernel signatures without a GPU.
  */
-import { bytesPerElement } from '../../dtype.js';
+import { bytesPerElement, statsDtype } from '../../dtype.js';
 import { isContiguous } from '../../shape.js';
 import type { Storage, View } from '../backend.js';
 import type { KernelArg } from './args.js';
@@ -62,6 +62,17 @@ export function sameDtype(kernel: string, ...views: (View | null)[]): void {
   for (const v of views)
     if (v && v.dtype !== first)
       throw new Error(`cuda ${kernel}: operands must share one dtype (${first} vs ${v.dtype})`);
+}
+
+/**
+ * The statistics a fused op saves for its backward (a norm's mean and rstd, a log-sum-exp) are in
+ * statsDtype(input.dtype): float32 for half inputs, else the input's dtype.
+ */
+export function assertStatsDtype(kernel: string, input: View, stats: Record<string, View>): void {
+  const want = statsDtype(input.dtype);
+  for (const [what, v] of Object.entries(stats))
+    if (v.dtype !== want)
+      throw new Error(`cuda ${kernel}: ${what} must be ${want} for ${input.dtype} input, got ${v.dtype}`);
 }
 
 /** [rows, width] of a contiguous view read as rows of its last axis. */

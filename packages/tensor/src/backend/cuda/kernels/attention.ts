@@ -8,13 +8,15 @@
  * delta = rowsum(dO ∘ O). GQA maps query head h to KV head h / (H / Hkv); the causal rule keeps key j for
  * query i when j <= i + (S - T) (bottom-right aligned, for a KV cache); the optional bool mask is any
  * broadcast view of [B, H, T, S] (four strides). The head size is a compile-time bucket (DMAX) with the
- * real D passed at launch; tiles are zero-padded beyond D, T and S.
+ * real D passed at launch; tiles are zero-padded beyond D, T and S. float16 and bfloat16 inputs are
+ * converted to float as tiles load (shared memory and registers hold float), the log-sum-exp and delta stay
+ * float, and each stored output is rounded once.
  */
-import type { DType } from '../../../dtype.js';
+import { type DType, bytesPerElement, isHalf } from '../../../dtype.js';
 import type { AttentionArgs, AttentionBackwardArgs } from '../../backend.js';
 import type { KernelArg } from '../args.js';
-import { type Launcher, assertDense, ptrOf, ptrOrNull, sameDtype } from '../launcher.js';
-import { C_TYPE, type KernelSource, source } from './common.js';
+import { type Launcher, assertDense, assertStatsDtype, ptrOf, ptrOrNull, sameDtype } from '../launcher.js';
+import { type KernelSource, computeType, source, storageTypes } from './common.js';
 
 /** Threads per query row (forward, dQ) or per key row (dK/dV). */
 export const TPR = 4;
@@ -55,8 +57,21 @@ export function attentionSupported(dtype: DType, dmax: number): boolean {
 }
 
 function check(dtype: DType): void {
-  if (dtype !== 'float32' && dtype !== 'float64')
-    throw new Error(`cuda attention: expected float32 or float64, got ${dtype}`);
+  if (dtype !== 'float32' && dtype !== 'float64' && !isHalf(dtype))
+    throw new Error(`cuda attention: expected float32, float64, float16 or bfloat16, got ${dtype}`);
+}
+
+/** The C types (storageTypes) and the compute type's infinity, exp and log. */
+function attentionTypes(dtype: DType) {
+  check(dtype);
+  const types = storageTypes(dtype);
+  const float = types.c === 'float32';
+  return {
+    ...types,
+    inf: float ? 'ar1_inf_f()' : 'ar1_inf_d()',
+    exp: float ? '__expf' : 'exp',
+    log: float ? 'logf' : 'log',
+  };
 }
 
 const COMMON_PARAMS =
@@ -67,7 +82,10 @@ function allowed(i: string, j: string): string {
   return `(${i} < Tq && ${j} < S && (!causal || ${j} <= ${i} + (long long)(S - Tq)) && (!mask || mask[(long long)b * maskSt.v[0] + (long long)h * maskSt.v[1] + ${i} * maskSt.v[2] + ${j} * maskSt.v[3]] != 0))`;
 }
 
-/** Copies rows [r0, r0 + rows) of a [*, D] matrix into smem[rows][dmax + 1], zero beyond D and `limit`. */
+/**
+ * Copies rows [r0, r0 + rows) of a [*, D] matrix into smem[rows][dmax + 1] (in the compute type: half
+ * elements are converted as they are loaded), zero beyond D and `limit`.
+ */
 function loadTile(
   smem: string,
   ptr: string,
@@ -76,12 +94,12 @@ function loadTile(
   dmax: number,
   threads: number,
   limit: string,
-  T: string,
+  types: { T: string; ld: (e: string) => string },
 ): string {
   return `for (int e = threadIdx.x; e < ${rows * dmax}; e += ${threads}) {
       int r = e / ${dmax}, d = e % ${dmax};
       long long gr = ${r0} + r;
-      ${smem}[r][d] = (gr < ${limit} && d < D) ? ${ptr}[gr * D + d] : (${T})0;
+      ${smem}[r][d] = (gr < ${limit} && d < D) ? ${types.ld(`${ptr}[gr * D + d]`)} : (${types.T})0;
     }`;
 }
 
@@ -90,14 +108,12 @@ function names(kind: AttentionKind, dtype: DType, dmax: number): string {
 }
 
 export function attentionForwardKernel(dtype: DType, dmax: number): KernelSource {
-  check(dtype);
-  const T = C_TYPE[dtype];
+  const types = attentionTypes(dtype);
+  const { S: E, T, st, inf, exp, log } = types;
   const p = attentionTile('forward', dtype, dmax);
   const threads = p * TPR;
-  const inf = dtype === 'float32' ? 'ar1_inf_f()' : 'ar1_inf_d()';
-  const exp = dtype === 'float32' ? '__expf' : 'exp';
   const name = names('forward', dtype, dmax);
-  const body = `extern "C" __global__ void __launch_bounds__(${threads}) ${name}(${T}* __restrict__ out, ${T}* __restrict__ lse, const ${T}* __restrict__ q, const ${T}* __restrict__ k, const ${T}* __restrict__ v, ${COMMON_PARAMS}) {
+  const body = `extern "C" __global__ void __launch_bounds__(${threads}) ${name}(${E}* __restrict__ out, ${T}* __restrict__ lse, const ${E}* __restrict__ q, const ${E}* __restrict__ k, const ${E}* __restrict__ v, ${COMMON_PARAMS}) {
   __shared__ ${T} Qs[${p}][${dmax + 1}];
   __shared__ ${T} KV[${p}][${dmax + 1}];
   __shared__ ${T} Ps[${p}][${p + 1}];
@@ -105,10 +121,10 @@ export function attentionForwardKernel(dtype: DType, dmax: number): KernelSource
   const int bh = blockIdx.y, b = bh / H, h = bh % H, hk = h / (H / Hkv);
   const ${T} scale = (${T})scaleD;
   const long long i0 = (long long)blockIdx.x * ${p}, i = i0 + row;
-  const ${T}* qb = q + (long long)bh * Tq * D;
-  const ${T}* kb = k + (long long)(b * Hkv + hk) * S * D;
-  const ${T}* vb = v + (long long)(b * Hkv + hk) * S * D;
-  ${loadTile('Qs', 'qb', 'i0', p, dmax, threads, 'Tq', T)}
+  const ${E}* qb = q + (long long)bh * Tq * D;
+  const ${E}* kb = k + (long long)(b * Hkv + hk) * S * D;
+  const ${E}* vb = v + (long long)(b * Hkv + hk) * S * D;
+  ${loadTile('Qs', 'qb', 'i0', p, dmax, threads, 'Tq', types)}
   ${T} o[${dmax / TPR}];
   #pragma unroll
   for (int dd = 0; dd < ${dmax / TPR}; dd++) o[dd] = (${T})0;
@@ -118,7 +134,7 @@ export function attentionForwardKernel(dtype: DType, dmax: number): KernelSource
   if (kvEnd > S) kvEnd = S;
   for (long long j0 = 0; j0 < kvEnd; j0 += ${p}) {
     __syncthreads();
-    ${loadTile('KV', 'kb', 'j0', p, dmax, threads, 'S', T)}
+    ${loadTile('KV', 'kb', 'j0', p, dmax, threads, 'S', types)}
     __syncthreads();
     ${T} s[${p / TPR}];
     ${T} tileMax = -${inf};
@@ -150,7 +166,7 @@ export function attentionForwardKernel(dtype: DType, dmax: number): KernelSource
     #pragma unroll
     for (int dd = 0; dd < ${dmax / TPR}; dd++) o[dd] *= alpha;
     __syncthreads();
-    ${loadTile('KV', 'vb', 'j0', p, dmax, threads, 'S', T)}
+    ${loadTile('KV', 'vb', 'j0', p, dmax, threads, 'S', types)}
     __syncthreads();
     for (int c = 0; c < ${p}; c++) {
       ${T} pc = Ps[row][c];
@@ -159,13 +175,13 @@ export function attentionForwardKernel(dtype: DType, dmax: number): KernelSource
     }
   }
   if (i < Tq) {
-    ${T}* ob = out + ((long long)bh * Tq + i) * D;
+    ${E}* ob = out + ((long long)bh * Tq + i) * D;
     #pragma unroll
     for (int dd = 0; dd < ${dmax / TPR}; dd++) {
       int d = l4 + dd * ${TPR};
-      if (d < D) ob[d] = l > (${T})0 ? o[dd] / l : (${T})0;
+      if (d < D) ob[d] = ${st(`l > (${T})0 ? o[dd] / l : (${T})0`)};
     }
-    if (l4 == 0) lse[(long long)bh * Tq + i] = l > (${T})0 ? m + ${dtype === 'float32' ? 'logf' : 'log'}(l) : -${inf};
+    if (l4 == 0) lse[(long long)bh * Tq + i] = l > (${T})0 ? m + ${log}(l) : -${inf};
   }
 }`;
   return source(name, body);
@@ -173,15 +189,14 @@ export function attentionForwardKernel(dtype: DType, dmax: number): KernelSource
 
 /** delta[row] = Σ_d dO[row, d]·O[row, d], one warp per row. */
 export function attentionDeltaKernel(dtype: DType): KernelSource {
-  check(dtype);
-  const T = C_TYPE[dtype];
+  const { S: E, T, ld } = attentionTypes(dtype);
   const name = `ar1_attention_delta_${dtype}`;
-  const body = `extern "C" __global__ void ${name}(${T}* __restrict__ delta, const ${T}* __restrict__ out, const ${T}* __restrict__ dout, long long rows, int D) {
+  const body = `extern "C" __global__ void ${name}(${T}* __restrict__ delta, const ${E}* __restrict__ out, const ${E}* __restrict__ dout, long long rows, int D) {
   long long r = ((long long)blockIdx.x * blockDim.x + threadIdx.x) / 32;
   int lane = threadIdx.x % 32;
   if (r >= rows) return;
   ${T} acc = (${T})0;
-  for (int d = lane; d < D; d += 32) acc += out[r * D + d] * dout[r * D + d];
+  for (int d = lane; d < D; d += 32) acc += ${ld('out[r * D + d]')} * ${ld('dout[r * D + d]')};
   for (int w = 16; w > 0; w >>= 1) acc += __shfl_xor_sync(0xffffffffu, acc, w);
   if (lane == 0) delta[r] = acc;
 }`;
@@ -189,14 +204,12 @@ export function attentionDeltaKernel(dtype: DType): KernelSource {
 }
 
 export function attentionDqKernel(dtype: DType, dmax: number): KernelSource {
-  check(dtype);
-  const T = C_TYPE[dtype];
+  const types = attentionTypes(dtype);
+  const { S: E, T, st, inf, exp } = types;
   const p = attentionTile('dq', dtype, dmax);
   const threads = p * TPR;
-  const inf = dtype === 'float32' ? 'ar1_inf_f()' : 'ar1_inf_d()';
-  const exp = dtype === 'float32' ? '__expf' : 'exp';
   const name = names('dq', dtype, dmax);
-  const body = `extern "C" __global__ void __launch_bounds__(${threads}) ${name}(${T}* __restrict__ dq, const ${T}* __restrict__ q, const ${T}* __restrict__ k, const ${T}* __restrict__ v, const ${T}* __restrict__ dout, const ${T}* __restrict__ lse, const ${T}* __restrict__ delta, ${COMMON_PARAMS}) {
+  const body = `extern "C" __global__ void __launch_bounds__(${threads}) ${name}(${E}* __restrict__ dq, const ${E}* __restrict__ q, const ${E}* __restrict__ k, const ${E}* __restrict__ v, const ${E}* __restrict__ dout, const ${T}* __restrict__ lse, const ${T}* __restrict__ delta, ${COMMON_PARAMS}) {
   __shared__ ${T} Qs[${p}][${dmax + 1}];
   __shared__ ${T} dOs[${p}][${dmax + 1}];
   __shared__ ${T} Ks[${p}][${dmax + 1}];
@@ -206,12 +219,12 @@ export function attentionDqKernel(dtype: DType, dmax: number): KernelSource {
   const int bh = blockIdx.y, b = bh / H, h = bh % H, hk = h / (H / Hkv);
   const ${T} scale = (${T})scaleD;
   const long long i0 = (long long)blockIdx.x * ${p}, i = i0 + row;
-  const ${T}* qb = q + (long long)bh * Tq * D;
-  const ${T}* gb = dout + (long long)bh * Tq * D;
-  const ${T}* kb = k + (long long)(b * Hkv + hk) * S * D;
-  const ${T}* vb = v + (long long)(b * Hkv + hk) * S * D;
-  ${loadTile('Qs', 'qb', 'i0', p, dmax, threads, 'Tq', T)}
-  ${loadTile('dOs', 'gb', 'i0', p, dmax, threads, 'Tq', T)}
+  const ${E}* qb = q + (long long)bh * Tq * D;
+  const ${E}* gb = dout + (long long)bh * Tq * D;
+  const ${E}* kb = k + (long long)(b * Hkv + hk) * S * D;
+  const ${E}* vb = v + (long long)(b * Hkv + hk) * S * D;
+  ${loadTile('Qs', 'qb', 'i0', p, dmax, threads, 'Tq', types)}
+  ${loadTile('dOs', 'gb', 'i0', p, dmax, threads, 'Tq', types)}
   const ${T} lseI = i < Tq ? lse[(long long)bh * Tq + i] : -${inf};
   const ${T} deltaI = i < Tq ? delta[(long long)bh * Tq + i] : (${T})0;
   ${T} acc[${dmax / TPR}];
@@ -222,8 +235,8 @@ export function attentionDqKernel(dtype: DType, dmax: number): KernelSource {
   if (kvEnd > S) kvEnd = S;
   for (long long j0 = 0; j0 < kvEnd; j0 += ${p}) {
     __syncthreads();
-    ${loadTile('Ks', 'kb', 'j0', p, dmax, threads, 'S', T)}
-    ${loadTile('Vs', 'vb', 'j0', p, dmax, threads, 'S', T)}
+    ${loadTile('Ks', 'kb', 'j0', p, dmax, threads, 'S', types)}
+    ${loadTile('Vs', 'vb', 'j0', p, dmax, threads, 'S', types)}
     __syncthreads();
     #pragma unroll
     for (int jj = 0; jj < ${p / TPR}; jj++) {
@@ -243,11 +256,11 @@ export function attentionDqKernel(dtype: DType, dmax: number): KernelSource {
     }
   }
   if (i < Tq) {
-    ${T}* ob = dq + ((long long)bh * Tq + i) * D;
+    ${E}* ob = dq + ((long long)bh * Tq + i) * D;
     #pragma unroll
     for (int dd = 0; dd < ${dmax / TPR}; dd++) {
       int d = l4 + dd * ${TPR};
-      if (d < D) ob[d] = acc[dd];
+      if (d < D) ob[d] = ${st('acc[dd]')};
     }
   }
 }`;
@@ -255,14 +268,12 @@ export function attentionDqKernel(dtype: DType, dmax: number): KernelSource {
 }
 
 export function attentionDkvKernel(dtype: DType, dmax: number): KernelSource {
-  check(dtype);
-  const T = C_TYPE[dtype];
+  const types = attentionTypes(dtype);
+  const { S: E, T, st, inf, exp } = types;
   const p = attentionTile('dkv', dtype, dmax);
   const threads = p * TPR;
-  const inf = dtype === 'float32' ? 'ar1_inf_f()' : 'ar1_inf_d()';
-  const exp = dtype === 'float32' ? '__expf' : 'exp';
   const name = names('dkv', dtype, dmax);
-  const body = `extern "C" __global__ void __launch_bounds__(${threads}) ${name}(${T}* __restrict__ dk, ${T}* __restrict__ dv, const ${T}* __restrict__ q, const ${T}* __restrict__ k, const ${T}* __restrict__ v, const ${T}* __restrict__ dout, const ${T}* __restrict__ lse, const ${T}* __restrict__ delta, ${COMMON_PARAMS}) {
+  const body = `extern "C" __global__ void __launch_bounds__(${threads}) ${name}(${E}* __restrict__ dk, ${E}* __restrict__ dv, const ${E}* __restrict__ q, const ${E}* __restrict__ k, const ${E}* __restrict__ v, const ${E}* __restrict__ dout, const ${T}* __restrict__ lse, const ${T}* __restrict__ delta, ${COMMON_PARAMS}) {
   __shared__ ${T} Ks[${p}][${dmax + 1}];
   __shared__ ${T} Vs[${p}][${dmax + 1}];
   __shared__ ${T} Qs[${p}][${dmax + 1}];
@@ -275,10 +286,10 @@ export function attentionDkvKernel(dtype: DType, dmax: number): KernelSource {
   const int bhk = blockIdx.y, b = bhk / Hkv, hk = bhk % Hkv, G = H / Hkv;
   const ${T} scale = (${T})scaleD;
   const long long j0 = (long long)blockIdx.x * ${p}, j = j0 + krow;
-  const ${T}* kb = k + (long long)bhk * S * D;
-  const ${T}* vb = v + (long long)bhk * S * D;
-  ${loadTile('Ks', 'kb', 'j0', p, dmax, threads, 'S', T)}
-  ${loadTile('Vs', 'vb', 'j0', p, dmax, threads, 'S', T)}
+  const ${E}* kb = k + (long long)bhk * S * D;
+  const ${E}* vb = v + (long long)bhk * S * D;
+  ${loadTile('Ks', 'kb', 'j0', p, dmax, threads, 'S', types)}
+  ${loadTile('Vs', 'vb', 'j0', p, dmax, threads, 'S', types)}
   ${T} gk[${dmax / TPR}], gv[${dmax / TPR}];
   #pragma unroll
   for (int dd = 0; dd < ${dmax / TPR}; dd++) { gk[dd] = (${T})0; gv[dd] = (${T})0; }
@@ -288,12 +299,12 @@ export function attentionDkvKernel(dtype: DType, dmax: number): KernelSource {
   iFirst -= iFirst % ${p};
   for (int g = 0; g < G; g++) {
     const int h = hk * G + g, bh = b * H + h;
-    const ${T}* qb = q + (long long)bh * Tq * D;
-    const ${T}* gb = dout + (long long)bh * Tq * D;
+    const ${E}* qb = q + (long long)bh * Tq * D;
+    const ${E}* gb = dout + (long long)bh * Tq * D;
     for (long long i0 = iFirst; i0 < Tq; i0 += ${p}) {
       __syncthreads();
-      ${loadTile('Qs', 'qb', 'i0', p, dmax, threads, 'Tq', T)}
-      ${loadTile('dOs', 'gb', 'i0', p, dmax, threads, 'Tq', T)}
+      ${loadTile('Qs', 'qb', 'i0', p, dmax, threads, 'Tq', types)}
+      ${loadTile('dOs', 'gb', 'i0', p, dmax, threads, 'Tq', types)}
       if (threadIdx.x < ${p}) {
         long long ii = i0 + threadIdx.x;
         lses[threadIdx.x] = ii < Tq ? lse[(long long)bh * Tq + ii] : -${inf};
@@ -326,7 +337,7 @@ export function attentionDkvKernel(dtype: DType, dmax: number): KernelSource {
     #pragma unroll
     for (int dd = 0; dd < ${dmax / TPR}; dd++) {
       int d = l4 + dd * ${TPR};
-      if (d < D) { dk[j * D + d + (long long)bhk * S * D] = gk[dd]; dv[j * D + d + (long long)bhk * S * D] = gv[dd]; }
+      if (d < D) { dk[j * D + d + (long long)bhk * S * D] = ${st('gk[dd]')}; dv[j * D + d + (long long)bhk * S * D] = ${st('gv[dd]')}; }
     }
   }
 }`;
@@ -367,6 +378,7 @@ function commonArgs(args: AttentionArgs | AttentionBackwardArgs, s: ReturnType<t
 export function launchAttention(L: Launcher, args: AttentionArgs): void {
   assertDense('attention', args.q, args.k, args.v);
   sameDtype('attention', args.q, args.k, args.v, args.out);
+  assertStatsDtype('attention', args.q, { lse: args.lse });
   const s = shapes(args);
   if (s.B * s.H * s.T === 0) return;
   const p = attentionTile('forward', args.q.dtype, s.dmax);
@@ -383,17 +395,19 @@ export function launchAttention(L: Launcher, args: AttentionArgs): void {
 export function launchAttentionBackward(L: Launcher, args: AttentionBackwardArgs): void {
   assertDense('attentionBackward', args.q, args.k, args.v, args.out, args.dout, args.lse);
   sameDtype('attentionBackward', args.q, args.k, args.v, args.out, args.dout, args.dq, args.dk, args.dv);
+  assertStatsDtype('attentionBackward', args.q, { lse: args.lse });
   const s = shapes(args);
   const dtype = args.q.dtype;
-  const elem = dtype === 'float64' ? 8 : 4;
   const rows = s.B * s.H * s.T;
   if (rows === 0) {
     // No query rows: every key and value gradient is zero.
-    L.zero(ptrOf(args.dk), s.B * s.Hkv * s.S * s.D * elem);
-    L.zero(ptrOf(args.dv), s.B * s.Hkv * s.S * s.D * elem);
+    const bytes = s.B * s.Hkv * s.S * s.D * bytesPerElement(dtype);
+    L.zero(ptrOf(args.dk), bytes);
+    L.zero(ptrOf(args.dv), bytes);
     return;
   }
-  const delta = L.scratch(rows * elem);
+  // delta, one per query row, in the compute type (float for the half types), as the log-sum-exp is.
+  const delta = L.scratch(rows * bytesPerElement(computeType(dtype)));
   try {
     L.launch(attentionDeltaKernel(dtype), [Math.ceil((rows * 32) / 256)], 256, [
       ['ptr', delta.ptr],

@@ -26,7 +26,7 @@ import {
 } from './elementwise.js';
 import { gatherKernel, scatterAddKernel } from './indexing.js';
 import { BATCH_BUCKETS, type Layout, MATMUL_TILES, matmulKernel } from './matmul.js';
-import { normBackwardKernel, normKernel, normParamGradKernel } from './norms.js';
+import { normBackwardKernel, normKernel, normParamGradKernel, normParamRoundKernel } from './norms.js';
 import { adamwKernel } from './optim.js';
 import { randomKernel } from './random.js';
 import { type ReduceMode, reduceKernel } from './reduce.js';
@@ -56,11 +56,20 @@ export function kernelCatalog(): KernelSource[] {
     for (const op of BINARY_OPS) if (binaryExpr(op, dtype) !== null) out.push(binaryKernel(op, dtype, 2, 32));
   }
   for (const half of HALVES) {
-    out.push(fillKernel(half, 1, 32), whereKernel(half, 2, 32));
+    out.push(fillKernel(half, 1, 32), whereKernel(half, 2, 32), gatherKernel(half, 2, 32));
     for (const op of UNARY_OPS) if (unaryExpr(op, 'float32') !== null) out.push(unaryKernel(op, half, 1, 32));
     for (const op of BINARY_OPS) out.push(binaryKernel(op, half, 2, 32));
     for (const log of [false, true]) out.push(softmaxKernel(half, log), softmaxBackwardKernel(half, log));
     out.push(logprobsKernel(half), logprobsBackwardKernel(half));
+    for (const centred of [true, false])
+      out.push(normKernel(half, centred), normBackwardKernel(half, centred));
+    out.push(normParamGradKernel(half), normParamRoundKernel(half), attentionDeltaKernel(half));
+    for (const dmax of HEAD_BUCKETS.filter((d) => attentionSupported(half, d)))
+      out.push(
+        attentionForwardKernel(half, dmax),
+        attentionDqKernel(half, dmax),
+        attentionDkvKernel(half, dmax),
+      );
     for (const other of [...DTYPES, ...HALVES])
       out.push(copyKernel(half, other, 1, 32), copyKernel(other, half, 1, 32));
   }

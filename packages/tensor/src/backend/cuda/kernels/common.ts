@@ -114,6 +114,22 @@ export function computeType(dtype: DType): DType {
   return isHalf(dtype) ? 'float32' : dtype;
 }
 
+/**
+ * The C types of a kernel over `dtype`: S the stored element, T the compute type (float for the half types),
+ * which is also the type of any statistic saved for a backward pass (statsDtype: mean, rstd, log-sum-exp);
+ * ld(e) reads a stored element as T, st(e) rounds a T value to S.
+ */
+export function storageTypes(dtype: DType) {
+  const c = computeType(dtype);
+  return {
+    c,
+    S: C_TYPE[dtype],
+    T: C_TYPE[c],
+    ld: (e: string) => convert(e, dtype, c),
+    st: (e: string) => convert(`(${e})`, c, dtype),
+  };
+}
+
 export function isFloatType(dtype: DType): boolean {
   return dtype === 'float32' || dtype === 'float64';
 }

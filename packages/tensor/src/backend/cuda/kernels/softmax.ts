@@ -3,25 +3,13 @@
  * log-softmax at one target per row, with the row's log-sum-exp saved) forward and backward. One block per
  * row; each pass streams the row from global memory (L2 keeps it for the next pass). Formulas are the CPU
  * backend's (cpu/softmax.ts), including -Infinity rows. float16 and bfloat16 rows are read as float and
- * computed in float; each stored result is rounded once.
+ * computed in float; each stored result is rounded once, and logprobs saves its log-sum-exp in float.
  */
 import type { DType } from '../../../dtype.js';
 import type { View } from '../../backend.js';
-import { type Launcher, assertDense, ptrOf, rowsOf, sameDtype } from '../launcher.js';
-import { C_TYPE, type KernelSource, computeType, convert, source } from './common.js';
+import { type Launcher, assertDense, assertStatsDtype, ptrOf, rowsOf, sameDtype } from '../launcher.js';
+import { type KernelSource, source, storageTypes } from './common.js';
 import { ROW_THREADS, blockReducers, rowsDtypeCheck } from './rows.js';
-
-/** S: the stored type; T: the compute type; ld/st: an element read as T, a T value stored as S. */
-function types(dtype: DType) {
-  const c = computeType(dtype);
-  return {
-    c,
-    S: C_TYPE[dtype],
-    T: C_TYPE[c],
-    ld: (e: string) => convert(e, dtype, c),
-    st: (e: string) => convert(`(${e})`, c, dtype),
-  };
-}
 
 function fn(dtype: DType, name: string): string {
   return dtype === 'float32' ? `${name}f` : name;
@@ -29,7 +17,7 @@ function fn(dtype: DType, name: string): string {
 
 /** Code computing `lse` of row `xr` (width W); every thread ends with it. */
 function lseOfRow(dtype: DType): string {
-  const { c, T, ld } = types(dtype);
+  const { c, T, ld } = storageTypes(dtype);
   const inf = c === 'float32' ? 'ar1_inf_f()' : 'ar1_inf_d()';
   return `${T} mx = -${inf};
   for (long long j = threadIdx.x; j < W; j += blockDim.x) { ${T} v = ${ld('xr[j]')}; mx = v > mx ? v : mx; }
@@ -42,7 +30,7 @@ function lseOfRow(dtype: DType): string {
 
 export function softmaxKernel(dtype: DType, log: boolean): KernelSource {
   rowsDtypeCheck('softmax', dtype, true);
-  const { c, S, T, ld, st } = types(dtype);
+  const { c, S, T, ld, st } = storageTypes(dtype);
   const name = `ar1_${log ? 'log_' : ''}softmax_${dtype}`;
   const body = `${blockReducers(c)}
 extern "C" __global__ void __launch_bounds__(${ROW_THREADS}) ${name}(${S}* __restrict__ out, const ${S}* __restrict__ x, long long rows, long long W) {
@@ -60,7 +48,7 @@ extern "C" __global__ void __launch_bounds__(${ROW_THREADS}) ${name}(${S}* __res
 
 export function softmaxBackwardKernel(dtype: DType, log: boolean): KernelSource {
   rowsDtypeCheck('softmaxBackward', dtype, true);
-  const { c, S, T, ld, st } = types(dtype);
+  const { c, S, T, ld, st } = storageTypes(dtype);
   const name = `ar1_${log ? 'log_' : ''}softmax_backward_${dtype}`;
   const [yj, gj] = [ld('y[j]'), ld('g[j]')];
   const term = log ? gj : `${gj} * ${yj}`;
@@ -81,16 +69,16 @@ extern "C" __global__ void __launch_bounds__(${ROW_THREADS}) ${name}(${S}* __res
 
 export function logprobsKernel(dtype: DType): KernelSource {
   rowsDtypeCheck('logprobs', dtype, true);
-  const { c, S, ld, st } = types(dtype);
+  const { c, S, T, ld, st } = storageTypes(dtype);
   const name = `ar1_logprobs_${dtype}`;
   const body = `${blockReducers(c)}
-extern "C" __global__ void __launch_bounds__(${ROW_THREADS}) ${name}(${S}* __restrict__ out, ${S}* __restrict__ lseOut, const ${S}* __restrict__ x, const int* __restrict__ targets, long long rows, long long W, int* err) {
+extern "C" __global__ void __launch_bounds__(${ROW_THREADS}) ${name}(${S}* __restrict__ out, ${T}* __restrict__ lseOut, const ${S}* __restrict__ x, const int* __restrict__ targets, long long rows, long long W, int* err) {
   for (long long r = blockIdx.x; r < rows; r += gridDim.x) {
     const ${S}* xr = x + r * W;
     ${lseOfRow(dtype)}
     if (threadIdx.x == 0) {
       int t = targets[r];
-      lseOut[r] = ${st('lse')};
+      lseOut[r] = lse;
       if (t < 0 || t >= W) { atomicExch(err, 3); out[r] = ${st('0')}; }
       else out[r] = ${st(`${ld('xr[t]')} - lse`)};
     }
@@ -101,11 +89,11 @@ extern "C" __global__ void __launch_bounds__(${ROW_THREADS}) ${name}(${S}* __res
 
 export function logprobsBackwardKernel(dtype: DType): KernelSource {
   rowsDtypeCheck('logprobsBackward', dtype, true);
-  const { c, S, T, ld, st } = types(dtype);
+  const { c, S, T, ld, st } = storageTypes(dtype);
   const name = `ar1_logprobs_backward_${dtype}`;
-  const body = `extern "C" __global__ void __launch_bounds__(${ROW_THREADS}) ${name}(${S}* __restrict__ dx, const ${S}* __restrict__ x, const int* __restrict__ targets, const ${S}* __restrict__ lse, const ${S}* __restrict__ grad, long long rows, long long W) {
+  const body = `extern "C" __global__ void __launch_bounds__(${ROW_THREADS}) ${name}(${S}* __restrict__ dx, const ${S}* __restrict__ x, const int* __restrict__ targets, const ${T}* __restrict__ lse, const ${S}* __restrict__ grad, long long rows, long long W) {
   for (long long r = blockIdx.x; r < rows; r += gridDim.x) {
-    ${T} z = ${ld('lse[r]')}, g = ${ld('grad[r]')};
+    ${T} z = lse[r], g = ${ld('grad[r]')};
     int t = targets[r];
     for (long long j = threadIdx.x; j < W; j += blockDim.x) {
       ${T} v = -g * ${fn(c, 'exp')}(${ld('x[r * W + j]')} - z);
@@ -152,6 +140,8 @@ export function launchLogprobs(L: Launcher, logits: View, targets: View, out: Vi
   assertDense('logprobs', logits, targets);
   if (targets.dtype !== 'int32')
     throw new Error(`cuda logprobs: targets must be int32, got ${targets.dtype}`);
+  sameDtype('logprobs', logits, out);
+  assertStatsDtype('logprobs', logits, { lse });
   const [rows, W] = rowsOf(logits);
   if (rows === 0) return;
   L.launch(logprobsKernel(logits.dtype), [rowGrid(rows, L)], ROW_THREADS, [
@@ -174,6 +164,8 @@ export function launchLogprobsBackward(
   dlogits: View,
 ): void {
   assertDense('logprobsBackward', logits, targets, lse, grad);
+  sameDtype('logprobsBackward', logits, grad, dlogits);
+  assertStatsDtype('logprobsBackward', logits, { lse });
   const [rows, W] = rowsOf(logits);
   if (rows === 0) return;
   L.launch(logprobsBackwardKernel(logits.dtype), [rowGrid(rows, L)], ROW_THREADS, [
