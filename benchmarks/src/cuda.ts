@@ -1,9 +1,10 @@
 /**
  * GPU kernel benchmarks for the cuda backend: matmul TFLOP/s at 1024–4096 (float32: the hand-written
  * tiled kernel, and cuBLAS in FP32 and TF32 where libcublas is found; bfloat16 and float16 operands through
- * the tiled kernel and cuBLAS GemmEx), flash attention forward and forward+backward throughput, softmax
- * and logprobs bandwidth, and a training step of a policy (the multi-hop preset's, and a 768-wide 12-layer
- * LM in float32 and in bfloat16). Run from the repository root on a machine with an NVIDIA GPU:
+ * the tiled kernel and cuBLAS GemmEx), flash attention forward and forward+backward throughput (float32 and
+ * bfloat16), softmax and logprobs bandwidth, and a training step of a policy (the multi-hop preset's, and a
+ * 768-wide 12-layer LM in float32 and in bfloat16). Run from the repository root on a machine with an
+ * NVIDIA GPU:
  *
  *   npm run bench:cuda -w @agent-r1/benchmarks [-- --quick]
  *
@@ -129,41 +130,44 @@ async function main(): Promise<void> {
   }
 
   const [B, H, T, D] = quick ? [2, 8, 512, 64] : [4, 16, 1024, 64];
-  const q = randn([B, H, T, D], { device });
-  const k = randn([B, H, T, D], { device });
-  const v = randn([B, H, T, D], { device });
   // Causal: half of the 4·B·H·T²·D multiply-adds of QKᵀ and PV are computed.
   const fwdFlops = (4 * B * H * T * T * D) / 2;
-  const msAttn = time(backend, () => scaledDotProductAttention(q, k, v, { causal: true }), 10, reps);
-  rows.push({
-    name: `attention fwd causal [${B},${H},${T},${D}]`,
-    ms: msAttn,
-    rate: `${(fwdFlops / msAttn / 1e9).toFixed(2)} TFLOP/s`,
-  });
-  const [qg, kg, vg] = [q, k, v].map((t) => {
-    const leaf = t.detach();
-    leaf.requiresGrad = true;
-    return leaf;
-  });
-  const msBoth = time(
-    backend,
-    () => {
-      const out = scaledDotProductAttention(qg, kg, vg, { causal: true });
-      tidy(() => sum(out).backward());
-      // Dropping the gradients disposes them (the kernels that produced them are already queued).
-      for (const t of [qg, kg, vg]) t.setGrad(null);
-      return out;
-    },
-    5,
-    reps,
-  );
-  // Backward recomputes QKᵀ and adds dV, dP, dQ, dK products: 2.5× the forward's work (FlashAttention-2 count).
-  rows.push({
-    name: 'attention fwd+bwd causal',
-    ms: msBoth,
-    rate: `${((3.5 * fwdFlops) / msBoth / 1e9).toFixed(2)} TFLOP/s`,
-  });
-  for (const t of [q, k, v, qg, kg, vg]) t.dispose();
+  // bfloat16 tiles are converted to float as they load: half the bytes read, the same float arithmetic.
+  for (const dtype of ['float32', 'bfloat16'] as const) {
+    const q = randn([B, H, T, D], { device, dtype });
+    const k = randn([B, H, T, D], { device, dtype });
+    const v = randn([B, H, T, D], { device, dtype });
+    const msAttn = time(backend, () => scaledDotProductAttention(q, k, v, { causal: true }), 10, reps);
+    rows.push({
+      name: `attention fwd causal ${dtype} [${B},${H},${T},${D}]`,
+      ms: msAttn,
+      rate: `${(fwdFlops / msAttn / 1e9).toFixed(2)} TFLOP/s`,
+    });
+    const [qg, kg, vg] = [q, k, v].map((t) => {
+      const leaf = t.detach();
+      leaf.requiresGrad = true;
+      return leaf;
+    });
+    const msBoth = time(
+      backend,
+      () => {
+        const out = scaledDotProductAttention(qg, kg, vg, { causal: true });
+        tidy(() => sum(out).backward());
+        // Dropping the gradients disposes them (the kernels that produced them are already queued).
+        for (const t of [qg, kg, vg]) t.setGrad(null);
+        return out;
+      },
+      5,
+      reps,
+    );
+    // Backward recomputes QKᵀ and adds dV, dP, dQ, dK products: 2.5× the forward's work (FlashAttention-2 count).
+    rows.push({
+      name: `attention fwd+bwd causal ${dtype}`,
+      ms: msBoth,
+      rate: `${((3.5 * fwdFlops) / msBoth / 1e9).toFixed(2)} TFLOP/s`,
+    });
+    for (const t of [q, k, v, qg, kg, vg]) t.dispose();
+  }
 
   const [rowsN, width] = quick ? [4096, 4096] : [8192, 8192];
   const x = randn([rowsN, width], { device });
