@@ -79,7 +79,9 @@ __device__ __forceinline__ unsigned short ar1_f32_to_float16(float x) {
 /**
  * Helpers defined in every source. `Dims` is passed by value (MAX_RANK 64-bit slots), so one compiled
  * kernel serves every shape. The float→int conversion reproduces JavaScript's ToInt32 (truncate, wrap
- * modulo 2^32, NaN and ±Infinity to 0), which is what the CPU backend's Int32Array stores do.
+ * modulo 2^32, NaN and ±Infinity to 0), which is what the CPU backend's Int32Array stores do. ar1_ipow is
+ * int32 `a ** b` as the CPU stores it where the power fits in int32 (wrapping beyond, as WebGPU's does);
+ * negative powers truncate to 0 unless |a| is 1.
  */
 export const PRELUDE = `struct Dims { long long v[${MAX_RANK}]; };
 __device__ __forceinline__ float ar1_inf_f() { return __int_as_float(0x7f800000); }
@@ -94,6 +96,12 @@ __device__ __forceinline__ int ar1_to_i32(double x) {
   return (int)(unsigned int)m;
 }
 __device__ __forceinline__ unsigned char ar1_to_u8(double x) { return (unsigned char)(ar1_to_i32(x) & 255); }
+__device__ __forceinline__ int ar1_ipow(int a, int b) {
+  if (b < 0) return a == 1 ? 1 : a == -1 ? ((b & 1) ? -1 : 1) : 0;
+  unsigned int r = 1u, base = (unsigned int)a;
+  for (; b != 0; b >>= 1) { if (b & 1) r *= base; base *= base; }
+  return (int)r;
+}
 ${HALF_PRELUDE}`;
 
 /** A C expression converting `expr` (of dtype `from`) to dtype `to` as a JavaScript typed-array store would. */

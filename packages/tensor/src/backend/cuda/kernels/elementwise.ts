@@ -190,6 +190,9 @@ export function binaryExpr(op: BinaryOp, dtype: DType): string | null {
       add: '(int)((unsigned int)a + (unsigned int)b)',
       sub: '(int)((unsigned int)a - (unsigned int)b)',
       mul: '(int)((unsigned int)a * (unsigned int)b)',
+      // The CPU's Int32Array store of a / b: truncated, 0 for a zero divisor, and -2^31 / -1 wraps.
+      div: '(b == 0 ? 0 : b == -1 ? (int)(0u - (unsigned int)a) : a / b)',
+      pow: 'ar1_ipow(a, b)',
     };
     return ints[op] ?? null;
   }
