@@ -264,6 +264,9 @@ describe('error messages name the full key path', () => {
       '"rollout.maxLength" (4096) must be <= "model.maxLength"',
     );
     expect(fails(['train.microBatchSize=64'])).toContain('must be <= "train.miniBatchSize"');
+    expect(fails(['rollout.n=4', 'rollout.greedySamples=5'])).toBe(
+      'config: "rollout.greedySamples" (5) must be <= "rollout.n" (4)',
+    );
   });
 
   it('missing keys of a complete config', () => {

@@ -120,6 +120,36 @@ describe('rollout', () => {
     expect(new Set(batched.map((t) => t.turns.length)).size).toBeGreaterThan(2);
   });
 
+  it('greedySamples: the first samples of each group are the greedy trajectory, the rest as sampled without it', async () => {
+    const examples = ['abc', 'hello there', 'xyz'];
+    const options = { ...base, examples, samplesPerExample: 3, makeEnv: () => new EchoEnv(3) };
+    const mixed = await rollout({
+      ...options,
+      sampling: { temperature: 1, greedySamples: 1 },
+      generator: new Generator(5),
+    });
+    const sampled = await rollout({ ...options, generator: new Generator(5) });
+    const greedy = await rollout({
+      ...options,
+      samplesPerExample: 1,
+      sampling: { temperature: 0, greedy: true },
+      generator: new Generator(9),
+    });
+    expect(mixed.map((t) => t.group)).toEqual([0, 0, 0, 1, 1, 1, 2, 2, 2]);
+    for (const [i, t] of mixed.entries()) {
+      // One draw per trajectory whatever the others do: the sampled rows are those of a run without it.
+      const want = i % 3 === 0 ? greedy[i / 3] : sampled[i];
+      expect(t.tokens).toEqual(want.tokens);
+    }
+    // The greedy rows differ from what sampling gave those rows.
+    expect(
+      mixed.filter((t, i) => i % 3 === 0 && t.tokens.join() !== sampled[i].tokens.join()).length,
+    ).toBeGreaterThan(0);
+    await expect(
+      rollout({ ...options, sampling: { temperature: 1, greedySamples: 4 }, generator: new Generator(5) }),
+    ).rejects.toThrow(/greedySamples \(4\) must not exceed the samples per example \(3\)/);
+  });
+
   it('is reproducible from the seed', async () => {
     const run = () => rollout({ ...base, makeEnv: () => new EchoEnv(2), generator: new Generator(7) });
     const [a, b] = [await run(), await run()];

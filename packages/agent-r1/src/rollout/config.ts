@@ -15,6 +15,11 @@ export interface RolloutSampling {
   topK?: number;
   topP?: number;
   greedy?: boolean;
+  /**
+   * How many of each example's samples decode greedily (its first ones), the rest as above: the policy that
+   * greedy evaluation runs then joins every group (0 by default).
+   */
+  greedySamples?: number;
 }
 
 /** What the engine needs from a tokenizer: prompts and observations are encoded, actions decoded for parsing. */

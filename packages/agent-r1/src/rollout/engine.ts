@@ -31,6 +31,7 @@ export interface RolloutOptions<Example> {
 interface Row<Example> {
   env: AgentEnv<Example>;
   traj: Trajectory;
+  sampling: RolloutSampling;
   /** Tokens of the action being generated. */
   action: number[];
   actionStart: number;
@@ -45,6 +46,12 @@ function finish(row: Row<unknown>, reason: FinishReason): void {
 /** Runs every example `samplesPerExample` times to the end of its episode. */
 export async function rollout<Example>(o: RolloutOptions<Example>): Promise<Trajectory[]> {
   const { limits, codec } = o;
+  const greedySamples = o.sampling.greedySamples ?? 0;
+  if (greedySamples > o.samplesPerExample)
+    throw new Error(
+      `rollout: greedySamples (${greedySamples}) must not exceed the samples per example (${o.samplesPerExample})`,
+    );
+  const greedy = { ...o.sampling, greedy: true };
   const rows: Row<Example>[] = [];
   for (const [group, example] of o.examples.entries()) {
     for (let s = 0; s < o.samplesPerExample; s++) {
@@ -56,7 +63,8 @@ export async function rollout<Example>(o: RolloutOptions<Example>): Promise<Traj
         );
       }
       const traj = startTrajectory(group, prompt);
-      rows.push({ env, traj, action: [], actionStart: prompt.length, finished: false });
+      const sampling = s < greedySamples ? greedy : o.sampling;
+      rows.push({ env, traj, sampling, action: [], actionStart: prompt.length, finished: false });
     }
   }
   // Cache row s holds rows[slots[s]]; finished rows are dropped from the cache once they are half of it.
@@ -76,7 +84,7 @@ export async function rollout<Example>(o: RolloutOptions<Example>): Promise<Traj
         const row = rows[b];
         const rowLogits = logits[s];
         if (row.finished || !rowLogits) continue;
-        const { token, logprob } = sampleToken(rowLogits, u[b], o.sampling);
+        const { token, logprob } = sampleToken(rowLogits, u[b], row.sampling);
         row.action.push(token);
         row.traj.tokens.push(token);
         row.traj.actionMask.push(1);

@@ -79,6 +79,7 @@ const SCHEMA: Field = obj<TrainConfig>({
     temperature: num({ min: 0 }),
     topK: int(0),
     topP: num({ min: 0, above: true, max: 1 }),
+    greedySamples: int(0),
   }),
   algorithm: obj<AlgorithmConfig>({
     name: oneOf('grpo', 'ppo', 'reinforce++', 'reinforce++-baseline', 'rloo'),
@@ -333,6 +334,11 @@ function checkRelations(c: TrainConfig): void {
     throw rel(
       'rollout.maxTokensPerTurn',
       `(${c.rollout.maxTokensPerTurn}) must be <= "rollout.maxLength" (${c.rollout.maxLength})`,
+    );
+  if (c.rollout.greedySamples > c.rollout.n)
+    throw rel(
+      'rollout.greedySamples',
+      `(${c.rollout.greedySamples}) must be <= "rollout.n" (${c.rollout.n})`,
     );
   if (c.train.microBatchSize > c.train.miniBatchSize)
     throw rel(

@@ -60,6 +60,12 @@ export interface RolloutConfig {
   topK: number;
   /** 1 turns nucleus sampling off. */
   topP: number;
+  /**
+   * How many of each prompt's `n` samples in RL decode greedily, as evaluation does, so that the greedy
+   * policy's answer is in every group and its mistakes get a negative advantage (self-critical sequence
+   * training uses the greedy answer as a baseline instead); 0 turns it off.
+   */
+  greedySamples: number;
 }
 
 export interface AlgorithmConfig {
@@ -275,6 +281,7 @@ export const DEFAULT_CONFIG: TrainConfig = {
     temperature: 1,
     topK: 0,
     topP: 1,
+    greedySamples: 0,
   },
   algorithm: {
     name: 'grpo',

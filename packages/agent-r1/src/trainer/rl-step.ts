@@ -97,6 +97,7 @@ async function collect<Example>(
         topK: r.topK || undefined,
         topP: r.topP,
         greedy: r.temperature === 0,
+        greedySamples: r.greedySamples,
       },
       stopTokens: ctx.stopTokens,
       stopStrings: ctx.stopStrings,
