@@ -44,6 +44,23 @@ function reduceOutput(op: ReduceOp, input: DType): DType {
   return op === 'sum' && input === 'bool' ? 'int32' : input;
 }
 
+/** Softmax, logprobs, the norms and attention (each head bucket with a tile), forward and backward. */
+function fusedKernels(dtype: DType): KernelSource[] {
+  const out: KernelSource[] = [];
+  for (const log of [false, true]) out.push(softmaxKernel(dtype, log), softmaxBackwardKernel(dtype, log));
+  out.push(logprobsKernel(dtype), logprobsBackwardKernel(dtype));
+  for (const centred of [true, false])
+    out.push(normKernel(dtype, centred), normBackwardKernel(dtype, centred));
+  out.push(normParamGradKernel(dtype), attentionDeltaKernel(dtype));
+  for (const dmax of HEAD_BUCKETS.filter((d) => attentionSupported(dtype, d)))
+    out.push(
+      attentionForwardKernel(dtype, dmax),
+      attentionDqKernel(dtype, dmax),
+      attentionDkvKernel(dtype, dmax),
+    );
+  return out;
+}
+
 export function kernelCatalog(): KernelSource[] {
   const out: KernelSource[] = [];
   // Each dtype: every op at one rank (the ranks the launchers pick for a contiguous or a broadcast
@@ -59,17 +76,7 @@ export function kernelCatalog(): KernelSource[] {
     out.push(fillKernel(half, 1, 32), whereKernel(half, 2, 32), gatherKernel(half, 2, 32));
     for (const op of UNARY_OPS) if (unaryExpr(op, 'float32') !== null) out.push(unaryKernel(op, half, 1, 32));
     for (const op of BINARY_OPS) out.push(binaryKernel(op, half, 2, 32));
-    for (const log of [false, true]) out.push(softmaxKernel(half, log), softmaxBackwardKernel(half, log));
-    out.push(logprobsKernel(half), logprobsBackwardKernel(half));
-    for (const centred of [true, false])
-      out.push(normKernel(half, centred), normBackwardKernel(half, centred));
-    out.push(normParamGradKernel(half), normParamRoundKernel(half), attentionDeltaKernel(half));
-    for (const dmax of HEAD_BUCKETS.filter((d) => attentionSupported(half, d)))
-      out.push(
-        attentionForwardKernel(half, dmax),
-        attentionDqKernel(half, dmax),
-        attentionDkvKernel(half, dmax),
-      );
+    out.push(...fusedKernels(half), normParamRoundKernel(half));
     for (const other of [...DTYPES, ...HALVES])
       out.push(copyKernel(half, other, 1, 32), copyKernel(other, half, 1, 32));
   }
@@ -124,22 +131,7 @@ export function kernelCatalog(): KernelSource[] {
   for (const rank of RANK_BUCKETS)
     out.push(gatherKernel('float32', rank, 64), scatterAddKernel('float32', rank, 32));
   out.push(gatherKernel('bool', 2, 32));
-  for (const dtype of FLOATS) {
-    for (const log of [false, true]) {
-      out.push(softmaxKernel(dtype, log));
-      out.push(softmaxBackwardKernel(dtype, log));
-    }
-    out.push(logprobsKernel(dtype), logprobsBackwardKernel(dtype));
-    for (const centred of [true, false])
-      out.push(normKernel(dtype, centred), normBackwardKernel(dtype, centred));
-    out.push(normParamGradKernel(dtype), adamwKernel(dtype), attentionDeltaKernel(dtype));
-    for (const dmax of HEAD_BUCKETS.filter((d) => attentionSupported(dtype, d)))
-      out.push(
-        attentionForwardKernel(dtype, dmax),
-        attentionDqKernel(dtype, dmax),
-        attentionDkvKernel(dtype, dmax),
-      );
-  }
+  for (const dtype of FLOATS) out.push(...fusedKernels(dtype), adamwKernel(dtype));
   for (const dtype of ['float32', 'float64', 'int32'] as DType[])
     for (const dist of ['uniform', 'normal', 'randint'] as const) out.push(randomKernel(dist, dtype));
   // Some parameter sets above overlap (e.g. matmul 'nt' with one batch axis); keep each kernel once.
