@@ -46,6 +46,36 @@ describe.skipIf(!available)('webgpu backend', () => {
     i.dispose();
   });
 
+  test('half tensors take two bytes an element; writes that start or end inside a word keep its other half', async () => {
+    const be = gpu();
+    const n = 100_001; // odd: the last word is half padding
+    const before = be.memoryInfo().inUseBytes;
+    const wide = be.alloc('float32', n);
+    const wideBytes = be.memoryInfo().inUseBytes - before;
+    const half = be.alloc('bfloat16', n);
+    const halfBytes = be.memoryInfo().inUseBytes - before - wideBytes;
+    // Size classes round each up by at most a fifth.
+    expect(halfBytes).toBeGreaterThanOrEqual(2 * n);
+    expect(halfBytes).toBeLessThan(0.6 * wideBytes);
+    be.free(wide);
+    be.free(half);
+    for (const dtype of ['float16', 'bfloat16'] as const) {
+      const bits = Uint16Array.from({ length: 11 }, (_, i) => 0x3c00 + 17 * i);
+      const storage = be.alloc(dtype, 11);
+      be.write(storage, bits);
+      // Odd offsets and odd lengths, ending inside the storage: the neighbours in the same word survive.
+      be.write(storage, Uint16Array.from([1, 2, 3]), 3);
+      be.write(storage, Uint16Array.from([4, 5]), 7);
+      be.write(storage, Uint16Array.from([6]), 10);
+      const want = Array.from(bits);
+      want.splice(3, 3, 1, 2, 3);
+      want.splice(7, 2, 4, 5);
+      want[10] = 6;
+      expect(Array.from(await be.read(storage))).toEqual(want);
+      be.free(storage);
+    }
+  });
+
   test('a Dawn validation error is thrown naming the kernel, once; the queue goes on', async () => {
     const q = gpu().queue;
     const storage = gpu().alloc('float32', 4) as Parameters<typeof q.release>[0];

@@ -5,7 +5,7 @@
  * is not reusable yet: the queue hands it back only after that work is submitted (see queue.ts), because a
  * later `writeBuffer` would otherwise overwrite it before the pending dispatch reads it.
  */
-import type { DType } from '../../dtype.js';
+import { type DType, isHalf } from '../../dtype.js';
 import type { Storage } from '../backend.js';
 
 // GPUBufferUsage bits, spelled out so Node needs no WebGPU globals.
@@ -14,16 +14,19 @@ const STORAGE_USAGE = USAGE.STORAGE | USAGE.COPY_SRC | USAGE.COPY_DST;
 
 export interface GpuStorage extends Storage {
   readonly buffer: GPUBuffer;
-  /** Bytes of the underlying buffer (its size class), ≥ 4·size. */
+  /** Bytes of the underlying buffer (its size class), ≥ gpuBytes(dtype, size). */
   readonly capacity: number;
   freed: boolean;
 }
 
 /**
- * Every dtype is 4 bytes on the GPU: bool is stored as u32 0/1 (WGSL has no 8-bit storage), the half types as
- * their bits in a u32.
+ * Bytes of `size` elements on the GPU: 4 each, bool as u32 0/1 (WGSL has no 8-bit storage), except the half
+ * types, two to a u32 word (element i in bits 16·(i mod 2) of word i / 2, the layout of a little-endian
+ * Uint16Array), so that they take half the memory of float32. Rounded up to whole words.
  */
-export const GPU_BYTES = 4;
+export function gpuBytes(dtype: DType, size: number): number {
+  return isHalf(dtype) ? 4 * Math.ceil(size / 2) : 4 * size;
+}
 
 export function checkDtype(kernel: string, dtype: DType): void {
   if (dtype === 'float64')
@@ -58,7 +61,7 @@ export class BufferPool {
 
   acquire(dtype: DType, size: number): GpuStorage {
     checkDtype('alloc', dtype);
-    const capacity = sizeClass(Math.max(1, size) * GPU_BYTES);
+    const capacity = sizeClass(gpuBytes(dtype, Math.max(1, size)));
     if (capacity > this.maxBufferSize) {
       throw new Error(
         `webgpu alloc: ${size} ${dtype} elements (${capacity} bytes) exceed the device's maxBufferSize of ${this.maxBufferSize} bytes`,

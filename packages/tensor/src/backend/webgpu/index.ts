@@ -5,9 +5,9 @@
  * readSync, because waiting for a GPU synchronously is not honest in JavaScript.
  */
 import { type DType, type TypedArray, isHalf } from '../../dtype.js';
-import type { Backend, Kernels, Storage } from '../backend.js';
+import type { Backend, Kernels, Storage, View } from '../backend.js';
 import { HALF_STORAGE_KERNELS, enableHalfCompute } from '../half-compute.js';
-import { BufferPool, GPU_BYTES, type GpuStorage, USAGE, checkDtype } from './buffers.js';
+import { BufferPool, type GpuStorage, USAGE, checkDtype, gpuBytes } from './buffers.js';
 import { type GpuContext, type WebGpuOptions, requestGpu } from './device.js';
 import { attention } from './kernels/attention.js';
 import { attentionBackward } from './kernels/attention-backward.js';
@@ -53,23 +53,64 @@ export interface WebGpuBackendInternal extends WebGpuBackend {
   readonly queue: GpuQueue;
 }
 
-/** Widens a bool storage's bytes, or a half storage's 16-bit patterns, to the GPU's u32 words, and back. */
+/**
+ * `data` as the GPU lays it out (gpuBytes): a bool storage's bytes widened to u32 words, a half storage's
+ * 16-bit patterns as they are, padded to a whole word; and back.
+ */
 function toGpuWords(data: TypedArray): ArrayBufferView {
-  return data instanceof Uint8Array || data instanceof Uint16Array ? Uint32Array.from(data) : data;
+  if (data instanceof Uint8Array) return Uint32Array.from(data);
+  if (data instanceof Uint16Array && data.length % 2 === 1) {
+    const padded = new Uint16Array(data.length + 1);
+    padded.set(data);
+    return padded;
+  }
+  return data;
 }
 
 function fromGpuWords(dtype: DType, bytes: ArrayBuffer, size: number): TypedArray {
   // `bytes` is already a copy of the mapped range: view it, do not copy again.
   if (dtype === 'float32') return new Float32Array(bytes, 0, size);
   if (dtype === 'int32') return new Int32Array(bytes, 0, size);
-  if (isHalf(dtype)) return Uint16Array.from(new Uint32Array(bytes, 0, size));
+  if (isHalf(dtype)) return new Uint16Array(bytes, 0, size);
   return Uint8Array.from(new Uint32Array(bytes, 0, size));
+}
+
+/** A contiguous 1-D view of `size` elements of `storage` from element `offset`. */
+function flatView(storage: GpuStorage, size: number, offset: number): View {
+  return { storage, dtype: storage.dtype, shape: [size], strides: [1], offset };
 }
 
 export function createWebGpuBackendFromContext(ctx: GpuContext, name = 'webgpu'): WebGpuBackendInternal {
   const { device } = ctx;
   const pool = new BufferPool(device, Number(device.limits.maxStorageBufferBindingSize), name);
   const queue = new GpuQueue(device, pool, ctx.software, ctx.features.has('subgroups'));
+  const write = (storage: Storage, data: TypedArray, offset = 0): void => {
+    const s = storage as GpuStorage;
+    if (data.length + offset > s.size)
+      throw new Error(
+        `webgpu write: ${data.length} elements at offset ${offset} overflow a storage of ${s.size}`,
+      );
+    if (isHalf(s.dtype) && (offset % 2 === 1 || (data.length % 2 === 1 && offset + data.length < s.size))) {
+      // Halves that start or end inside a word whose other half is kept: writeBuffer writes whole words,
+      // so they go through a temporary storage and the copy kernel, which stores each half on its own.
+      const staging = pool.acquire(s.dtype, data.length);
+      write(staging, data);
+      copy(queue, flatView(staging, data.length, 0), flatView(s, data.length, offset));
+      queue.release(staging);
+      return;
+    }
+    // queue.writeBuffer runs before any unsubmitted dispatch: submit those that use this buffer first.
+    if (queue.isPending(s.buffer)) queue.flush();
+    queue.openScopes();
+    const words = toGpuWords(data);
+    device.queue.writeBuffer(
+      s.buffer,
+      gpuBytes(s.dtype, offset),
+      words.buffer,
+      words.byteOffset,
+      gpuBytes(s.dtype, data.length),
+    );
+  };
   const kernels: Kernels = {
     fill: (out, value) => fill(queue, out, value),
     copy: (src, dst) => copy(queue, src, dst),
@@ -100,8 +141,8 @@ export function createWebGpuBackendFromContext(ctx: GpuContext, name = 'webgpu')
     features: ctx.features,
     kernelVariant: ctx.software ? 'software' : 'hardware',
     kernels,
-    // float16/bfloat16 are kept one per 32-bit word (as bool is), so they round as half types do but take no
-    // less memory than float32 yet; fill and copy convert, the others compute on float32 copies.
+    // float16/bfloat16 are kept two to a 32-bit word (half the memory of float32); fill and copy convert,
+    // the others compute on float32 copies.
     halfKernels: HALF_STORAGE_KERNELS,
     queue,
     stats: queue.stats,
@@ -114,27 +155,10 @@ export function createWebGpuBackendFromContext(ctx: GpuContext, name = 'webgpu')
     free(storage: Storage): void {
       queue.release(storage as GpuStorage);
     },
-    write(storage: Storage, data: TypedArray, offset = 0): void {
-      const s = storage as GpuStorage;
-      if (data.length + offset > s.size)
-        throw new Error(
-          `webgpu write: ${data.length} elements at offset ${offset} overflow a storage of ${s.size}`,
-        );
-      // queue.writeBuffer runs before any unsubmitted dispatch: submit those that use this buffer first.
-      if (queue.isPending(s.buffer)) queue.flush();
-      queue.openScopes();
-      const words = toGpuWords(data);
-      device.queue.writeBuffer(
-        s.buffer,
-        offset * GPU_BYTES,
-        words.buffer,
-        words.byteOffset,
-        data.length * GPU_BYTES,
-      );
-    },
+    write,
     async read(storage: Storage): Promise<TypedArray> {
       const s = storage as GpuStorage;
-      const bytes = Math.max(GPU_BYTES, s.size * GPU_BYTES);
+      const bytes = Math.max(4, gpuBytes(s.dtype, s.size));
       const staging = device.createBuffer({
         size: bytes,
         usage: USAGE.MAP_READ | USAGE.COPY_DST,

@@ -3,11 +3,14 @@
  * and strided addressing. Shapes and strides always travel in the parameter block, so one pipeline per
  * (kernel, dtypes, rank) serves every shape.
  */
-import type { DType } from '../../dtype.js';
+import { type DType, isHalf } from '../../dtype.js';
 import type { View } from '../backend.js';
 import { checkDtype } from './buffers.js';
 
-/** The WGSL element type a dtype is stored as (bool as u32 0/1; float16 and bfloat16 bits in a u32). */
+/**
+ * The WGSL element type a dtype is stored as: bool as u32 0/1; float16 and bfloat16 two to a u32 word
+ * (gpuBytes in buffers.ts), read with halfAt and written with storeHalf.
+ */
 export function storageType(dtype: DType): 'f32' | 'i32' | 'u32' {
   checkDtype('kernel', dtype);
   return dtype === 'float32' ? 'f32' : dtype === 'int32' ? 'i32' : 'u32';
@@ -22,10 +25,30 @@ fn pi(i: u32) -> i32 { return bitcast<i32>(pu(i)); }
 fn pf(i: u32) -> f32 { return bitcast<f32>(pu(i)); }
 `;
 
-/** The storage binding `binding` named `name` holding `dtype` elements. */
+/**
+ * The storage binding `binding` named `name` holding `dtype` elements. A written half buffer is atomic: two
+ * threads may store the two halves of one word at once (storeHalf).
+ */
 export function buffer(binding: number, name: string, dtype: DType, write = false): string {
   const access = write ? 'read_write' : 'read';
-  return `@group(0) @binding(${binding}) var<storage, ${access}> ${name}: array<${storageType(dtype)}>;`;
+  const element = write && isHalf(dtype) ? 'atomic<u32>' : storageType(dtype);
+  return `@group(0) @binding(${binding}) var<storage, ${access}> ${name}: array<${element}>;`;
+}
+
+/** WGSL reading the half element at index `i` (a u32 expression) of packed buffer `name`: its 16 bits. */
+export function halfAt(name: string, i: string): string {
+  return `((${name}[(${i}) >> 1u] >> (((${i}) & 1u) << 4u)) & 0xffffu)`;
+}
+
+/**
+ * WGSL statements storing the 16 bits `bits` as element `i` of the atomic half buffer `name`: clear its half
+ * of the word, then set it. Each touches only its own 16 bits, so stores to the word's other half, at the
+ * same time from another thread, are kept.
+ */
+export function storeHalf(name: string, i: string, bits: string): string {
+  return `{ let hi = ${i}; let shift = (hi & 1u) << 4u;
+    atomicAnd(&${name}[hi >> 1u], ~(0xffffu << shift));
+    atomicOr(&${name}[hi >> 1u], ((${bits}) & 0xffffu) << shift); }`;
 }
 
 /** Linear workgroup index across a 2-D grid (see grid() in queue.ts). */

@@ -14,8 +14,10 @@ import {
   PARAMS,
   buffer,
   collapse,
+  halfAt,
   sizeOfShape,
   storageType,
+  storeHalf,
   stridedOffsets,
   stridedWords,
 } from '../wgsl.js';
@@ -53,7 +55,11 @@ export function launchMap(queue: GpuQueue, spec: MapSpec): void {
   const key = `map|${spec.name}|${spec.keyExtra ?? ''}|${views.map((v) => v.dtype).join(',')}|r${rank}|${spec.expr}`;
   const pipeline = queue.pipeline(key, () => {
     const decls = inputs.map((v, k) => buffer(k + 1, `in${k}`, v.dtype)).join('\n');
-    const loads = inputs.map((_, k) => `  let x${k} = in${k}[o[${k}]];`).join('\n');
+    const loads = inputs
+      .map((v, k) => `  let x${k} = ${isHalf(v.dtype) ? halfAt(`in${k}`, `o[${k}]`) : `in${k}[o[${k}]]`};`)
+      .join('\n');
+    const at = `o[${count - 1}]`;
+    const store = isHalf(out.dtype) ? storeHalf('out', at, spec.expr) : `out[${at}] = ${spec.expr};`;
     return `${PARAMS}
 const EXTRA: u32 = ${extraBase}u;
 ${decls}
@@ -68,7 +74,7 @@ fn main(${GROUP_BUILTINS}) {
   if (i >= pu(0u)) { return; }
   let o = offsets_of(i);
 ${loads}
-  out[o[${count - 1}]] = ${spec.expr};
+  ${store}
 }`;
   });
   const params = new Params().u32(n);
