@@ -51,7 +51,8 @@ export function normBackwardKernel(dtype: DType, centred: boolean): KernelSource
   rowsDtypeCheck(centred ? 'layerNormBackward' : 'rmsNormBackward', dtype, true);
   const { c, S, T, ld, st } = storageTypes(dtype);
   const name = `ar1_${centred ? 'layer' : 'rms'}_norm_backward_${dtype}`;
-  const xhat = `${T} xhat = (${ld('xr[j]')} - m) * inv;
+  // Element j's normalised value and its gradient through the weight, read by both passes over the row.
+  const terms = `${T} xhat = (${ld('xr[j]')} - m) * inv;
       ${T} gy = ${ld('gr[j]')} * (w ? ${ld('w[j]')} : (${T})1);`;
   const body = `${blockReducers(c)}
 extern "C" __global__ void __launch_bounds__(${ROW_THREADS}) ${name}(${S}* __restrict__ dx, const ${S}* __restrict__ x, const ${S}* __restrict__ w, const ${T}* __restrict__ mean, const ${T}* __restrict__ rstd, const ${S}* __restrict__ dy, long long rows, long long D) {
@@ -62,7 +63,7 @@ extern "C" __global__ void __launch_bounds__(${ROW_THREADS}) ${name}(${S}* __res
     ${centred ? `${T} sumG = (${T})0;` : ''}
     ${T} sumGX = (${T})0;
     for (long long j = threadIdx.x; j < D; j += blockDim.x) {
-      ${xhat}
+      ${terms}
       ${centred ? 'sumG += gy;' : ''}
       sumGX += gy * xhat;
     }
@@ -71,7 +72,7 @@ extern "C" __global__ void __launch_bounds__(${ROW_THREADS}) ${name}(${S}* __res
     ${T} meanG = ${centred ? `sumG / (${T})D` : `(${T})0`};
     ${T} meanGX = sumGX / (${T})D;
     for (long long j = threadIdx.x; j < D; j += blockDim.x) {
-      ${xhat}
+      ${terms}
       dx[r * D + j] = ${st('inv * (gy - meanG - xhat * meanGX)')};
     }
   }
