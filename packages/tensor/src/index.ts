@@ -4,7 +4,7 @@
  */
 export { Tensor, type NestedArray, type TensorOrScalar } from './tensor.js';
 export type { DType, FloatDType, TypedArray } from './dtype.js';
-export { isFloat, isHalf, promoteTypes } from './dtype.js';
+export { isFloat, isHalf, promoteTypes, statsDtype } from './dtype.js';
 export {
   type HalfDType,
   decodeHalf,
