@@ -14,7 +14,8 @@ export interface Sampled {
   token: number;
   /**
    * log p(token) under softmax(logits / temperature) over the whole vocabulary (before top-k/top-p), the
-   * quantity a trainer recomputes from the same logits; for greedy decoding, temperature 1.
+   * quantity a trainer recomputes from the same logits; at temperature 0, under softmax(logits). The arg-max
+   * that `greedy` picks at a temperature above 0 is scored at that temperature, as a sample would be.
    */
   logprob: number;
 }
@@ -33,7 +34,7 @@ export function sampleToken(logits: ArrayLike<number>, u: number, options: Sampl
   if (options.greedy || temperature === 0) {
     let best = 0;
     for (let i = 1; i < logits.length; i++) if (logits[i] > logits[best]) best = i;
-    return { token: best, logprob: logSoftmaxAt(logits, 1, best) };
+    return { token: best, logprob: logSoftmaxAt(logits, temperature > 0 ? 1 / temperature : 1, best) };
   }
   if (temperature < 0) throw new Error(`sampleToken: temperature must be >= 0, got ${temperature}`);
   const scale = 1 / temperature;
