@@ -30,6 +30,11 @@ export function parseKindBoost(spec: string, setting: string): Map<string, numbe
   return out;
 }
 
+/** Whether `mix` changes the data's mix at all: a balance above 0, or at least one boosted kind. */
+export function mixesKinds(mix: KindMix, stage: string): boolean {
+  return mix.balanceKinds !== 0 || parseKindBoost(mix.kindBoost ?? '', `${stage}.kindBoost`).size > 0;
+}
+
 /**
  * Each example's weight, with mean 1 (so a pass over `examples` keeps its size); all 1 when the mix is
  * neutral. `stage` ('sft' or 'train') names the config keys in the errors: for a task without kinds, and
@@ -41,8 +46,8 @@ export function kindWeights<E>(
   mix: KindMix,
   stage: string,
 ): number[] {
+  if (!mixesKinds(mix, stage)) return examples.map(() => 1);
   const boost = parseKindBoost(mix.kindBoost ?? '', `${stage}.kindBoost`);
-  if (mix.balanceKinds === 0 && boost.size === 0) return examples.map(() => 1);
   const kindOf = task.kindOf;
   if (!kindOf) {
     const setting = mix.balanceKinds !== 0 ? `${stage}.balanceKinds` : `${stage}.kindBoost`;

@@ -13,7 +13,7 @@ import type { TrainConfig } from './config.js';
 import { type Evaluation, evaluate } from './evaluate.js';
 import { openMetricsLog, readMetrics } from './metrics-log.js';
 import { initPolicy } from './init.js';
-import { kindWeights } from './kind-balance.js';
+import { kindWeights, mixesKinds } from './kind-balance.js';
 import { lrMultiplier } from './lr-schedule.js';
 import { buildCritic, buildPolicy, freezeCopy } from './models.js';
 import { sampleExamples } from './permutation.js';
@@ -54,10 +54,9 @@ export async function trainAgent<E>(
     tracer?.close();
     throw error;
   };
-  const promptWeights =
-    config.train.balanceKinds > 0 || config.train.kindBoost !== ''
-      ? kindWeights(task, prompts, config.train, 'train')
-      : undefined;
+  const promptWeights = mixesKinds(config.train, 'train')
+    ? kindWeights(task, prompts, config.train, 'train')
+    : undefined;
   const dir = config.checkpoint.dir;
   const policyDir = join(dir, 'policy');
   const policy = buildPolicy(config, task.vocabSize);
