@@ -177,6 +177,13 @@ export class Tensor implements View {
 
   // ---- reading values ----
 
+  /** This tensor if it is its whole storage in row-major order, else a contiguous copy for the caller to dispose. */
+  private dense(): Tensor {
+    return this.isContiguous && this.offset === 0 && this.size === this.storage.size
+      ? this
+      : this.contiguous();
+  }
+
   /** The elements in row-major order; those of a float16 or bfloat16 tensor as float32 values. */
   async data(): Promise<TypedArray> {
     return this.values(await this.rawData());
@@ -192,8 +199,7 @@ export class Tensor implements View {
    * every bit kept, NaN payloads too), the others as `data()` gives them. For writers of half formats.
    */
   async rawData(): Promise<TypedArray> {
-    const t =
-      this.isContiguous && this.offset === 0 && this.size === this.storage.size ? this : this.contiguous();
+    const t = this.dense();
     try {
       const all = await this.backend.read(t.storage);
       return all.length === this.size ? all : all.subarray(t.offset, t.offset + this.size);
@@ -214,8 +220,7 @@ export class Tensor implements View {
       throw new Error(
         `${method}: the ${this.device} backend cannot read synchronously; use await tensor.${asyncMethod}()`,
       );
-    const t =
-      this.isContiguous && this.offset === 0 && this.size === this.storage.size ? this : this.contiguous();
+    const t = this.dense();
     try {
       return readSync.call(this.backend, t.storage).subarray(t.offset, t.offset + this.size);
     } finally {
