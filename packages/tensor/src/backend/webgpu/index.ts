@@ -158,7 +158,7 @@ export function createWebGpuBackendFromContext(ctx: GpuContext, name = 'webgpu')
     write,
     async read(storage: Storage): Promise<TypedArray> {
       const s = storage as GpuStorage;
-      const bytes = Math.max(4, gpuBytes(s.dtype, s.size));
+      const bytes = gpuBytes(s.dtype, Math.max(1, s.size));
       const staging = device.createBuffer({
         size: bytes,
         usage: USAGE.MAP_READ | USAGE.COPY_DST,

@@ -43,7 +43,7 @@ function sharedBytes(kind: AttentionKind, elem: number, dmax: number, p: number)
  * At least 8 rows, so a block is at least one full warp (the row groups exchange values by warp shuffle).
  */
 export function attentionTile(kind: AttentionKind, dtype: DType, dmax: number): number {
-  const elem = dtype === 'float64' ? 8 : 4;
+  const elem = bytesPerElement(computeType(dtype)); // shared memory holds the compute type
   for (const p of [64, 32, 16, 8]) if (sharedBytes(kind, elem, dmax, p) <= SHARED_LIMIT) return p;
   throw new Error(
     `cuda attention: head size ${dmax} is too large for ${dtype} attention (its tiles exceed shared memory)`,
@@ -52,7 +52,7 @@ export function attentionTile(kind: AttentionKind, dtype: DType, dmax: number): 
 
 /** Whether every attention kernel has a tile for this dtype and head bucket. */
 export function attentionSupported(dtype: DType, dmax: number): boolean {
-  const elem = dtype === 'float64' ? 8 : 4;
+  const elem = bytesPerElement(computeType(dtype)); // shared memory holds the compute type
   return (['forward', 'dq', 'dkv'] as const).every((k) => sharedBytes(k, elem, dmax, 8) <= SHARED_LIMIT);
 }
 
