@@ -58,6 +58,15 @@ describe('multihop-qa task', () => {
     expect(end.rewards.reduce((s, x) => s + x.value, 0)).toBeCloseTo(1.1);
   });
 
+  it('pretrains on the search corpus, every document as the search tool titles it', () => {
+    const texts = task.pretrainTexts!();
+    expect(texts).toHaveLength(r.dataset.corpus.length);
+    expect(texts).toContain('Aruba (capital): The capital of Aruba is Oranjestad.');
+    // A test question's bridge fact is there: the corpus is the knowledge, the questions are held out.
+    const doc = r.docs.get(task.test![0].supportingDocs[0])!;
+    expect(texts).toContain(`${doc.title}: ${doc.contents}`);
+  });
+
   it('substring EM: a gold answer inside the normalised prediction', () => {
     expect(substringMatch('it is the Canadian dollar (CAD)', ['Canadian dollar'])).toBe(1);
     expect(substringMatch('dollars', ['dollar'])).toBe(0);

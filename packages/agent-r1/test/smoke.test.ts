@@ -1,7 +1,7 @@
 /**
- * The CI run of the whole multi-hop pipeline (`agent-r1 train --preset smoke`): tokenizer, warm start,
- * GRPO and the results table all run, and the trained policy's greedy validation reward is above an
- * untrained policy's (no target EM: the preset is far too small for one).
+ * The CI run of the whole multi-hop pipeline (`agent-r1 train --preset smoke`): tokenizer, pretraining,
+ * warm start, GRPO and the results table all run, and the trained policy's greedy validation reward is
+ * above an untrained policy's (no target EM: the preset is far too small for one).
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -30,6 +30,7 @@ describe('agent-r1 train --preset smoke', () => {
     });
     expect(err.text).toBe('');
     expect(code).toBe(0);
+    expect(out.text).toMatch(/pretrain: 20 steps on \d+ tokens of \d+ texts/);
     expect(out.text).toMatch(/warm start: 200 steps on 96 demonstrations/);
 
     const rows: ResultRow[] = JSON.parse(readFileSync(join(dir, 'results.json'), 'utf8'));

@@ -27,6 +27,11 @@ export interface AgentTask<Example = unknown> {
   vocabSize: number;
   stopTokens: readonly number[];
   stopStrings: readonly string[];
+  /**
+   * Plain texts for language-model pretraining (`pretrain.steps`), e.g. the documents the task's tool
+   * searches: what a pretrained model would have read before it is taught the task.
+   */
+  pretrainTexts?(): readonly string[];
   /** A scripted policy for one example, for demonstrations (the supervised warm start). */
   scripted?(example: Example, index: number): TextPolicy;
   /**

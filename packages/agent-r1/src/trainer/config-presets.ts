@@ -111,14 +111,15 @@ export const presets: Record<string, PartialTrainConfig> = {
   },
   /**
    * The pipeline of `multihop` in miniature, for CI (`agent-r1 train --preset smoke`): every stage runs
-   * (tokenizer, warm start, GRPO, the results table) in a couple of minutes; it shows the pipeline works
-   * and that reward rises from an untrained policy's, not a target EM.
+   * (tokenizer, language-model pretraining, warm start, GRPO, the results table) in a couple of minutes; it
+   * shows the pipeline works and that reward rises from an untrained policy's, not a target EM.
    */
   smoke: {
     task: 'multihop-qa',
     model: { dModel: 32, layers: 1, heads: 2, kvHeads: 1, maxLength: 384 },
     rollout: MULTIHOP_ROLLOUT,
     algorithm: { name: 'grpo', klCoef: 0 },
+    pretrain: { steps: 20, batchSize: 8, length: 64, lr: 0.01 },
     sft: { steps: 200, demonstrations: 96, batchSize: 8, lr: 0.01, warmupSteps: 5, contextWeight: 0.5 },
     train: { steps: 3, promptsPerStep: 2, miniBatchSize: 8, microBatchSize: 8, lr: 0.0003, warmupSteps: 0 },
     eval: { every: 3, examples: 16, testExamples: 24 },

@@ -7,6 +7,7 @@ import type {
   LogConfig,
   ModelConfig,
   PartialTrainConfig,
+  PretrainConfig,
   RolloutConfig,
   SftConfig,
   TrainConfig,
@@ -119,6 +120,15 @@ const SCHEMA: Field = obj<TrainConfig>({
     balanceKinds: num({ min: 0, max: 1 }),
     kindBoost: { kind: 'string' },
   }),
+  pretrain: obj<PretrainConfig>({
+    steps: int(0),
+    batchSize: int(1),
+    length: int(2),
+    lr: num({ min: 0, above: true }),
+    warmupSteps: int(0),
+    schedule: oneOf('constant', 'cosine', 'linear'),
+    minLrRatio: num({ min: 0, max: 1 }),
+  }),
   sft: obj<SftConfig>({
     steps: int(0),
     demonstrations: int(1),
@@ -148,7 +158,7 @@ const SCHEMA: Field = obj<TrainConfig>({
     progress: oneOf('auto', 'bar', 'lines', 'none'),
     traceKernels: { kind: 'string' },
     traceSteps: { kind: 'string' },
-    traceStage: oneOf('rl', 'warm-start'),
+    traceStage: oneOf('rl', 'warm-start', 'pretrain'),
   }),
 });
 
@@ -339,6 +349,11 @@ function checkRelations(c: TrainConfig): void {
     throw rel(
       'rollout.greedySamples',
       `(${c.rollout.greedySamples}) must be <= "rollout.n" (${c.rollout.n})`,
+    );
+  if (c.pretrain.length > c.model.maxLength)
+    throw rel(
+      'pretrain.length',
+      `(${c.pretrain.length}) must be <= "model.maxLength" (${c.model.maxLength})`,
     );
   if (c.train.microBatchSize > c.train.miniBatchSize)
     throw rel(

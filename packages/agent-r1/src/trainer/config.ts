@@ -141,6 +141,22 @@ export interface TrainLoopConfig {
   kindBoost: string;
 }
 
+export interface PretrainConfig {
+  /**
+   * Optimizer steps of language-model pretraining before the warm start: next-token prediction on the
+   * task's plain texts (`AgentTask.pretrainTexts`); 0 skips the stage.
+   */
+  steps: number;
+  /** Windows of text per step. */
+  batchSize: number;
+  /** Tokens per window (at most `model.maxLength`). */
+  length: number;
+  lr: number;
+  warmupSteps: number;
+  schedule: LrSchedule;
+  minLrRatio: number;
+}
+
 export interface SftConfig {
   /** Optimizer steps of the supervised warm start on scripted demonstrations; 0 skips it. */
   steps: number;
@@ -205,7 +221,7 @@ export interface CheckpointConfig {
 }
 
 /** The training stages whose steps `log.traceKernels` can trace. */
-export type TraceStage = 'rl' | 'warm-start';
+export type TraceStage = 'rl' | 'warm-start' | 'pretrain';
 
 export interface LogConfig {
   /** Where metrics.jsonl and the plots go. */
@@ -238,6 +254,7 @@ export interface TrainConfig {
   critic: CriticConfig;
   rollout: RolloutConfig;
   algorithm: AlgorithmConfig;
+  pretrain: PretrainConfig;
   sft: SftConfig;
   train: TrainLoopConfig;
   eval: EvalConfig;
@@ -320,6 +337,15 @@ export const DEFAULT_CONFIG: TrainConfig = {
     groups: '',
     balanceKinds: 0,
     kindBoost: '',
+  },
+  pretrain: {
+    steps: 0,
+    batchSize: 16,
+    length: 128,
+    lr: 3e-3,
+    warmupSteps: 0,
+    schedule: 'constant',
+    minLrRatio: 0,
   },
   sft: {
     steps: 0,

@@ -1,8 +1,8 @@
 /**
- * `log.traceKernels`: a trace of every kernel call of chosen steps of one stage (`log.traceStage`: RL or
- * the warm start), written to a file one call a line, so that two runs that should be identical (one and
- * two threads, before and after a change) can be compared call by call (`agent-r1 compare-traces`, or
- * `firstDivergence` of @agent-r1/tensor/testing). Lines are written synchronously in batches: a training
+ * `log.traceKernels`: a trace of every kernel call of chosen steps of one stage (`log.traceStage`: RL, the
+ * warm start or pretraining), written to a file one call a line, so that two runs that should be identical
+ * (one and two threads, before and after a change) can be compared call by call (`agent-r1 compare-traces`,
+ * or `firstDivergence` of @agent-r1/tensor/testing). Lines are written synchronously in batches: a training
  * step may never yield to the event loop, where a stream's writes would wait.
  */
 import { closeSync, openSync, writeSync } from 'node:fs';

@@ -1,7 +1,8 @@
 /**
- * The training run: an optional supervised warm start on scripted demonstrations, then RL steps (see
- * rl-step.ts), with greedy validation, metrics to JSONL and an SVG plot, and checkpoints that resume the run
- * exactly (weights, optimizer moments, random generators, step).
+ * The training run: optional language-model pretraining on the task's texts (pretrain.ts) and a supervised
+ * warm start on scripted demonstrations (warm-start.ts), then RL steps (rl-step.ts), with greedy
+ * validation, metrics to JSONL and an SVG plot, and checkpoints that resume the run exactly (weights,
+ * optimizer moments, random generators, step).
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -23,6 +24,7 @@ import { createProgress } from './progress.js';
 import { rlRenamings } from './rl-renaming.js';
 import { type RlContext, type StepMetrics, rlStep } from './rl-step.js';
 import { kernelTraceLog } from './kernel-trace-log.js';
+import { pretrain } from './pretrain.js';
 import { warmStart } from './warm-start.js';
 
 export interface TrainResult {
@@ -86,6 +88,7 @@ export async function trainAgent<E>(
       await initPolicy(policy, config.init);
       log(`initialised the policy from ${config.init}`);
     }
+    await pretrain(config, task, policy, log, tracer).catch(stopTracing);
     await warmStart(config, task, policy, log, tracer).catch(stopTracing);
     state.warmStarted = true;
   }

@@ -293,6 +293,9 @@ export async function multihopQaTask(
     vocabSize: tokenizer.vocabSize,
     stopTokens: [tokenizer.tokenId('<eos>')],
     stopStrings: multihopFormat().stop,
+    // The search corpus, as the tokenizer read it: what a pretrained model would have read (Wikipedia, for
+    // the paper's models), test places included, as it is in the documents the tool returns.
+    pretrainTexts: () => r.dataset.corpus.map((d) => `${d.title}: ${d.contents}`),
     scripted: (ex) => scriptedSearcher(ex, r.docs, multihopPrompt(ex)),
     renameEntities: (ex, texts, generator) => entityRenamer(ex, texts, namePool, generator),
     fromQuestion: (question) => ({
