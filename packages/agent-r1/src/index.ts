@@ -97,9 +97,11 @@ export {
   type LrSchedule,
   type ModelConfig,
   type PartialTrainConfig,
+  type PretrainConfig,
   type ProgressMode,
   type ResolveConfigOptions,
   type RolloutConfig,
+  type SftConfig,
   type TrainConfig,
   type TrainLoopConfig,
   ConfigError,
@@ -160,6 +162,7 @@ export {
   tableExamples,
 } from './trainer/report.js';
 export { lengthBucketedBatches, warmStart, warmStartDir } from './trainer/warm-start.js';
+export { drawWindows, pretrain, pretrainDir, tokenStream } from './trainer/pretrain.js';
 export { type TrainResult, trainAgent } from './trainer/trainer.js';
 export { type Evaluation, evaluate } from './trainer/evaluate.js';
 export {
