@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Generator } from '@agent-r1/tensor';
@@ -6,21 +6,15 @@ import fc from 'fast-check';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import type { AgentTask } from '../src/tasks/task.js';
 import { type TrainConfig, resolveConfig } from '../src/trainer/config.js';
+import { readMetrics } from '../src/trainer/metrics-log.js';
 import { buildPolicy } from '../src/trainer/models.js';
 import { PRETRAIN_METRICS, drawWindows, pretrain, tokenStream } from '../src/trainer/pretrain.js';
+import { interrupt } from './support/interruptible-sft.js';
 
-// A pass-through sftStep that a test can make throw after some steps: an interrupted run.
-const interrupt = vi.hoisted(() => ({ afterSteps: Number.POSITIVE_INFINITY, done: 0 }));
-vi.mock('../src/trainer/sft.js', async (importOriginal) => {
-  const original = await importOriginal<typeof import('../src/trainer/sft.js')>();
-  return {
-    ...original,
-    sftStep: (...args: Parameters<typeof original.sftStep>) => {
-      if (++interrupt.done > interrupt.afterSteps) throw new Error('interrupted');
-      return original.sftStep(...args);
-    },
-  };
-});
+// sftStep made to throw after some steps: an interrupted run.
+vi.mock('../src/trainer/sft.js', async (importOriginal) =>
+  (await import('./support/interruptible-sft.js')).interruptible(await importOriginal()),
+);
 
 const root = mkdtempSync(join(tmpdir(), 'agent-r1-pretrain-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -107,14 +101,13 @@ async function run(name: string, steps: number, resume: boolean, extra: string[]
   }
 }
 
+/** Each step's loss and rate (the wall-clock fields differ between runs). */
 const metrics = (c: TrainConfig) =>
-  readFileSync(join(c.log.dir, PRETRAIN_METRICS), 'utf8')
-    .trim()
-    .split('\n')
-    .map((line) => {
-      const { step, pretrainLoss, pretrainLr } = JSON.parse(line);
-      return { step, pretrainLoss, pretrainLr };
-    });
+  readMetrics(join(c.log.dir, PRETRAIN_METRICS)).map(({ step, pretrainLoss, pretrainLr }) => ({
+    step,
+    pretrainLoss,
+    pretrainLr,
+  }));
 
 describe('tokenStream and drawWindows', () => {
   it('lays the texts end to end, each followed by the separator', () => {
@@ -204,5 +197,6 @@ describe('pretrain', () => {
     expect(() => config('long', 1, false, ['pretrain.length=64'])).toThrow(
       /pretrain\.length.*64.*model\.maxLength.*32/,
     );
+    expect(config('long-but-off', 0, false, ['pretrain.length=64']).pretrain.length).toBe(64);
   });
 });

@@ -17,21 +17,12 @@ import {
 import { buildPolicy } from '../src/trainer/models.js';
 import { sftStep } from '../src/trainer/sft.js';
 import { WARM_START_METRICS, lengthBucketedBatches, warmStart } from '../src/trainer/warm-start.js';
+import { interrupt } from './support/interruptible-sft.js';
 
-// A pass-through sftStep that a test can make throw after some steps: an interrupted run.
-const interrupt = vi.hoisted(() => ({ afterSteps: Number.POSITIVE_INFINITY, done: 0 }));
-vi.mock('../src/trainer/sft.js', async (importOriginal) => {
-  const original = await importOriginal<typeof import('../src/trainer/sft.js')>();
-  return {
-    ...original,
-    sftStep: (...args: Parameters<typeof original.sftStep>) => {
-      if (++interrupt.done > interrupt.afterSteps) {
-        throw new Error('interrupted');
-      }
-      return original.sftStep(...args);
-    },
-  };
-});
+// sftStep made to throw after some steps: an interrupted run.
+vi.mock('../src/trainer/sft.js', async (importOriginal) =>
+  (await import('./support/interruptible-sft.js')).interruptible(await importOriginal()),
+);
 
 const root = mkdtempSync(join(tmpdir(), 'agent-r1-warm-start-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));

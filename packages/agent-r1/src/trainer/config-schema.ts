@@ -350,7 +350,8 @@ function checkRelations(c: TrainConfig): void {
       'rollout.greedySamples',
       `(${c.rollout.greedySamples}) must be <= "rollout.n" (${c.rollout.n})`,
     );
-  if (c.pretrain.length > c.model.maxLength)
+  // Only a stage that runs: a short model needs no shorter windows while pretraining is off.
+  if (c.pretrain.steps > 0 && c.pretrain.length > c.model.maxLength)
     throw rel(
       'pretrain.length',
       `(${c.pretrain.length}) must be <= "model.maxLength" (${c.model.maxLength})`,
