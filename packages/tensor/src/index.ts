@@ -30,6 +30,7 @@ export {
 export { createCpuBackend } from './backend/cpu/index.js';
 export {
   createWebGpuBackend,
+  isSoftwareWebGpuAdapter,
   requestWebGpuDevice,
   type WebGpuBackend,
   type WebGpuDevice,

@@ -243,7 +243,10 @@ export interface TrainConfig {
   seed: number;
   /** A policy checkpoint folder to start from (e.g. a warm start's); '' starts from random weights. */
   init: string;
-  /** A tensor backend name ('cpu', 'webgpu', 'cuda', or one registered by the host). */
+  /**
+   * A tensor backend name ('cpu', 'webgpu', 'cuda', or one registered by the host), or 'auto': WebGPU where
+   * a GPU adapter is found, else the CPU (`npm run train` uses it).
+   */
   backend: string;
   /** On the CPU backend: WebAssembly SIMD kernels ('wasm', the default) or the plain TypeScript ones. */
   cpuKernels: CpuKernels;

@@ -58,7 +58,7 @@ interface Candidate {
 type InfoLike = { vendor?: string; architecture?: string; device?: string; description?: string } | undefined;
 
 /** Whether an adapter is a software rasteriser (we keep looking for real hardware if so). */
-function isSoftwareInfo(info: InfoLike, fallback = false): boolean {
+export function isSoftwareInfo(info: InfoLike, fallback = false): boolean {
   const text = `${info?.vendor} ${info?.architecture} ${info?.device} ${info?.description}`.toLowerCase();
   return /llvmpipe|lavapipe|swiftshader|software/.test(text) || fallback;
 }

@@ -8,7 +8,7 @@ import { type DType, type TypedArray, isHalf } from '../../dtype.js';
 import type { Backend, Kernels, Storage, View } from '../backend.js';
 import { HALF_STORAGE_KERNELS, enableHalfCompute } from '../half-compute.js';
 import { BufferPool, type GpuStorage, USAGE, checkDtype, gpuBytes } from './buffers.js';
-import { type GpuContext, type WebGpuOptions, requestGpu } from './device.js';
+import { type GpuContext, type WebGpuOptions, isSoftwareInfo, requestGpu } from './device.js';
 import { attention } from './kernels/attention.js';
 import { attentionBackward } from './kernels/attention-backward.js';
 import { binary, copy, fill, unary, where } from './kernels/elementwise.js';
@@ -25,6 +25,12 @@ export type { WebGpuOptions, GpuContext as WebGpuDevice } from './device.js';
 
 /** The adapter selection alone, e.g. to share one GPUDevice with another library (pass it back as `device`). */
 export const requestWebGpuDevice = requestGpu;
+
+/**
+ * Whether a GPUAdapterInfo (or its text fields) names a software rasteriser (llvmpipe, lavapipe,
+ * SwiftShader) rather than a GPU; `fallback` is the adapter's `isFallbackAdapter`.
+ */
+export const isSoftwareWebGpuAdapter = isSoftwareInfo;
 
 export interface WebGpuMemory {
   /** Bytes of every GPU buffer this backend holds (live tensors plus the reuse pool). */
