@@ -1,52 +1,69 @@
+import { getBackend, registerBackend } from '@agent-r1/tensor';
 import { describe, expect, it } from 'vitest';
 import {
   type AdapterProbe,
-  autoBackend,
+  isGpuAdapter,
   prepareBackend,
   probeGpuAdapter,
 } from '../src/trainer/backend-setup.js';
 
-const cpuConfig = () => ({ backend: 'auto', cpuKernels: 'typescript' as const, threads: 1 });
+const config = (backend: string) => ({ backend, cpuKernels: 'typescript' as const, threads: 1 });
+const gpu: AdapterProbe = { text: 'nvidia hopper NVIDIA H200', fallback: false };
 
-describe('backend=auto', () => {
-  it('picks WebGPU on a GPU adapter, and the CPU without one or on a software rasteriser', () => {
-    expect(autoBackend(null)).toBe('cpu');
-    expect(autoBackend({ text: 'mesa llvmpipe LLVM 15.0.6, 256 bits', fallback: false })).toBe('cpu');
-    expect(autoBackend({ text: 'Google SwiftShader', fallback: false })).toBe('cpu');
-    expect(autoBackend({ text: 'some adapter', fallback: true })).toBe('cpu');
-    expect(autoBackend({ text: 'nvidia hopper NVIDIA H200', fallback: false })).toBe('webgpu');
-    expect(autoBackend({ text: 'apple metal-3 Apple M2', fallback: false })).toBe('webgpu');
+describe('prepareBackend', () => {
+  it('tells a GPU adapter from none, a fallback adapter or a software rasteriser', () => {
+    expect(isGpuAdapter(null)).toBe(false);
+    expect(isGpuAdapter({ text: 'mesa llvmpipe LLVM 15.0.6, 256 bits', fallback: false })).toBe(false);
+    expect(isGpuAdapter({ text: 'Google SwiftShader', fallback: false })).toBe(false);
+    expect(isGpuAdapter({ text: 'some adapter', fallback: true })).toBe(false);
+    expect(isGpuAdapter(gpu)).toBe(true);
+    expect(isGpuAdapter({ text: 'apple metal-3 Apple M2', fallback: false })).toBe(true);
   });
 
-  it('replaces auto in the config by the backend it picked, and says why', async () => {
-    const none = cpuConfig();
+  it("probes this machine's WebGPU adapter in a child process, quietly", () => {
+    const found = probeGpuAdapter();
+    if (found !== null) {
+      expect(typeof found.text).toBe('string');
+      expect(typeof found.fallback).toBe('boolean');
+    }
+    // CI's machines have no GPU; on one with a GPU, AGENT_R1_EXPECT_GPU=1 asks for it to be found.
+    expect(isGpuAdapter(found)).toBe(process.env.AGENT_R1_EXPECT_GPU === '1');
+  }, 60_000);
+
+  it('auto without CUDA: the CPU, naming a WebGPU adapter it cannot use', async () => {
+    const none = config('auto');
     expect(await prepareBackend(none, () => null)).toBe(
-      'backend: cpu, TypeScript kernels (auto: no GPU adapter found)',
+      'backend: cpu, TypeScript kernels (auto: no GPU found)',
     );
     expect(none.backend).toBe('cpu');
-    const software: AdapterProbe = { text: 'mesa llvmpipe', fallback: false };
-    const soft = cpuConfig();
-    expect(await prepareBackend(soft, () => software)).toBe(
-      'backend: cpu, TypeScript kernels (auto: mesa llvmpipe, a software rasteriser)',
-    );
+    const soft = config('auto');
+    await prepareBackend(soft, () => ({ text: 'mesa llvmpipe', fallback: false }));
     expect(soft.backend).toBe('cpu');
-    const named = { ...cpuConfig(), backend: 'cpu' };
+    const withGpu = config('auto');
+    expect(await prepareBackend(withGpu, () => gpu)).toMatch(
+      /^backend: cpu, TypeScript kernels \(auto: no CUDA driver; the WebGPU adapter nvidia hopper NVIDIA H200 cannot serve/,
+    );
     let probed = false;
-    await prepareBackend(named, () => {
+    await prepareBackend(config('cpu'), () => {
       probed = true;
       return null;
     });
     expect(probed).toBe(false);
   });
 
-  it("probes this machine's adapter in a child process, quietly", () => {
-    const found = probeGpuAdapter();
-    // CI's machines have no GPU: Dawn's default backend finds none, or only a software rasteriser. On a
-    // machine with one, AGENT_R1_EXPECT_GPU=1 asks for it to be found.
-    if (found !== null) {
-      expect(typeof found.text).toBe('string');
-      expect(typeof found.fallback).toBe('boolean');
-    }
-    expect(autoBackend(found)).toBe(process.env.AGENT_R1_EXPECT_GPU === '1' ? 'webgpu' : 'cpu');
-  }, 60_000);
+  it('refuses a backend that cannot read synchronously, naming it', async () => {
+    // The CPU backend without its synchronous read: what WebGPU offers the agent.
+    registerBackend('async-only', Object.create(getBackend('cpu'), { readSync: { value: undefined } }));
+    await expect(prepareBackend(config('async-only'))).rejects.toThrow(
+      /backend "async-only": the agent's rollouts and updates read results synchronously.*backend=cpu or backend=cuda/,
+    );
+  });
+
+  it('auto picks CUDA where it loads', async () => {
+    // A stand-in registered as `cuda` (this file's module registry only): what a machine with the driver has.
+    registerBackend('cuda', getBackend('cpu'));
+    const c = config('auto');
+    expect(await prepareBackend(c, () => gpu)).toBe('backend: cuda (auto: a CUDA device)');
+    expect(c.backend).toBe('cuda');
+  });
 });

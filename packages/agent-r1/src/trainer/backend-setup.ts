@@ -1,8 +1,8 @@
 /**
  * Getting the run's tensor backend ready before any model is built: GPU backends are created (they load
  * their runtime lazily), and on the CPU the WebAssembly SIMD kernels (on worker threads) replace the plain
- * TypeScript ones unless `cpuKernels` is 'typescript'. `backend=auto` picks WebGPU where a GPU adapter is
- * found and the CPU otherwise. Returns a line that says what the run computes on.
+ * TypeScript ones unless `cpuKernels` is 'typescript'. `backend=auto` picks CUDA where it loads and the
+ * CPU otherwise. Returns a line that says what the run computes on.
  */
 import { spawnSync } from 'node:child_process';
 import { createRequire } from 'node:module';
@@ -10,6 +10,7 @@ import { pathToFileURL } from 'node:url';
 import {
   disableWasmKernels,
   enableWasmKernels,
+  getBackend,
   initBackend,
   isSoftwareWebGpuAdapter,
   wasmThreads,
@@ -57,14 +58,42 @@ export function probeGpuAdapter(timeoutMs = 30_000): AdapterProbe | null {
   }
 }
 
-/** `backend=auto`: WebGPU on a GPU adapter; the CPU without one, or on a software rasteriser (llvmpipe). */
-export function autoBackend(found: AdapterProbe | null): 'webgpu' | 'cpu' {
-  return found && !isSoftwareWebGpuAdapter({ description: found.text }, found.fallback) ? 'webgpu' : 'cpu';
+/** Whether the probe found a GPU rather than nothing or a software rasteriser (llvmpipe). */
+export function isGpuAdapter(found: AdapterProbe | null): found is AdapterProbe {
+  return found !== null && !isSoftwareWebGpuAdapter({ description: found.text }, found.fallback);
+}
+
+// The rollout engine samples each token on the host and the updates read their losses as numbers, as they
+// are computed: a backend must read synchronously, which WebGPU (whose reads are promises) cannot.
+function assertSyncReads(name: string): void {
+  if (!getBackend(name).readSync)
+    throw new Error(
+      `backend "${name}": the agent's rollouts and updates read results synchronously, which this backend cannot; use backend=cpu or backend=cuda`,
+    );
+}
+
+/**
+ * `backend=auto`: CUDA where its driver and NVRTC load, else the CPU. A WebGPU adapter is not used (the
+ * agent needs synchronous reads), but one found is named in the reason, so a GPU user knows why.
+ */
+async function pickAutoBackend(probe: () => AdapterProbe | null): Promise<{ name: string; why: string }> {
+  try {
+    await initBackend('cuda');
+    return { name: 'cuda', why: ' (auto: a CUDA device)' };
+  } catch {
+    const found = probe();
+    if (isGpuAdapter(found))
+      return {
+        name: 'cpu',
+        why: ` (auto: no CUDA driver; the WebGPU adapter ${found.text} cannot serve the agent's synchronous reads)`,
+      };
+    return { name: 'cpu', why: ' (auto: no GPU found)' };
+  }
 }
 
 /**
  * Initialises `config.backend`; `auto` is first replaced, in `config`, by the backend it picks (`probe`
- * finds the adapter: a child process by default).
+ * looks for a WebGPU adapter: a child process by default).
  */
 export async function prepareBackend(
   config: Pick<TrainConfig, 'backend' | 'cpuKernels' | 'threads'>,
@@ -72,14 +101,13 @@ export async function prepareBackend(
 ): Promise<string> {
   let why = '';
   if (config.backend === 'auto') {
-    const found = probe();
-    config.backend = autoBackend(found);
-    why = !found
-      ? ' (auto: no GPU adapter found)'
-      : ` (auto: ${found.text || 'an unnamed adapter'}${config.backend === 'cpu' ? ', a software rasteriser' : ''})`;
+    const picked = await pickAutoBackend(probe);
+    config.backend = picked.name;
+    why = picked.why;
   }
   if (config.backend !== 'cpu') {
     await initBackend(config.backend);
+    assertSyncReads(config.backend);
     return `backend: ${config.backend}${why}`;
   }
   if (config.cpuKernels === 'wasm') {

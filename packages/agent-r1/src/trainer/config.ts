@@ -244,8 +244,8 @@ export interface TrainConfig {
   /** A policy checkpoint folder to start from (e.g. a warm start's); '' starts from random weights. */
   init: string;
   /**
-   * A tensor backend name ('cpu', 'webgpu', 'cuda', or one registered by the host), or 'auto': WebGPU where
-   * a GPU adapter is found, else the CPU (`npm run train` uses it).
+   * A tensor backend name ('cpu', 'cuda', or one registered by the host; the agent needs one that reads
+   * synchronously, which 'webgpu' cannot), or 'auto': CUDA where it loads, else the CPU (`npm run train`).
    */
   backend: string;
   /** On the CPU backend: WebAssembly SIMD kernels ('wasm', the default) or the plain TypeScript ones. */

@@ -71,11 +71,11 @@ export function updatePolicy(
     gradNorm: 0,
   };
   let updates = 0;
-  const dtype = models.policy.config.dtype;
+  const { dtype, device } = models.policy.config;
   const pick = (rows: readonly ArrayLike<number>[], idx: readonly number[]) =>
     rowsToTensor(
       idx.map((i) => rows[i]),
-      { dtype },
+      { dtype, device },
     );
   for (let epoch = 0; epoch < train.ppoEpochs; epoch++) {
     for (const mini of chunks(randomPermutation(batch.size, generator), train.miniBatchSize)) {

@@ -61,12 +61,12 @@ export function sftStep(
       // Without the context in the loss, only the action tokens need logits.
       const { logprobs } = sequenceForward(policy, batch, rows, context ? {} : { needed: batch.actionMask });
       const nll = logprobs.neg();
-      const dtype = policy.config.dtype;
+      const { dtype, device } = policy.config;
       const actionSum = nll
         .mul(
           rowsToTensor(
             rows.map((r) => batch.actionMask[r]),
-            { dtype },
+            { dtype, device },
           ),
         )
         .sum();
@@ -77,7 +77,7 @@ export function sftStep(
           .mul(
             rowsToTensor(
               rows.map((r) => context[r]),
-              { dtype },
+              { dtype, device },
             ),
           )
           .sum();
