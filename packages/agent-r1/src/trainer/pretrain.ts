@@ -6,9 +6,8 @@
  * windows of `pretrain.length` tokens drawn at seeded random offsets. It has its own checkpoint
  * (`<checkpoint.dir>/pretrain`) and resumes exactly.
  */
-import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { AdamW, type TransformerLM, loadCheckpoint, readCheckpointState, saveCheckpoint } from '@agent-r1/nn';
+import { AdamW, type TransformerLM, saveCheckpoint } from '@agent-r1/nn';
 import { Generator } from '@agent-r1/tensor';
 import { startTrajectory } from '../mdp/trajectory.js';
 import type { TextCodec } from '../rollout/config.js';
@@ -19,6 +18,7 @@ import { lrMultiplier } from './lr-schedule.js';
 import { openMetricsLog } from './metrics-log.js';
 import { createProgress } from './progress.js';
 import { sftStep } from './sft.js';
+import { resumeStage } from './stage-checkpoint.js';
 
 export const PRETRAIN_METRICS = 'pretrain.jsonl';
 
@@ -75,18 +75,16 @@ export async function pretrain<E>(
   const started = performance.now();
   const dir = pretrainDir(config);
   const optimizer = new AdamW(policy.parameters(), { lr: options.lr, weightDecay: config.train.weightDecay });
-  let state: PretrainState = { step: 0 };
-  if (config.checkpoint.resume && existsSync(join(dir, 'state.json'))) {
-    const saved = await readCheckpointState<PretrainState>(dir);
-    if (saved.step >= options.steps) {
-      await loadCheckpoint(dir, { model: policy });
-      log(`pretrain: ${dir} is complete (step ${saved.step})`);
-      optimizer.dispose();
-      return;
-    }
-    state = await loadCheckpoint<PretrainState>(dir, { model: policy, optimizer });
-    log(`pretrain: resumed from ${dir} at step ${state.step}`);
+  const resumed = await resumeStage<PretrainState>(
+    config,
+    { label: 'pretrain', dir, steps: options.steps, parts: { model: policy, optimizer } },
+    log,
+  );
+  if (resumed === 'complete') {
+    optimizer.dispose();
+    return;
   }
+  let state: PretrainState = resumed ?? { step: 0 };
   const texts = task.pretrainTexts();
   const stream = tokenStream(texts, task.codec, task.stopTokens[0]);
   if (stream.length < options.length)

@@ -4,16 +4,8 @@
  * from a seeded order, with its own checkpoint (`<checkpoint.dir>/warm-start`) so that an interrupted
  * stage resumes where it stopped, exactly.
  */
-import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import {
-  AdamW,
-  type TransformerLM,
-  WeightAverage,
-  loadCheckpoint,
-  readCheckpointState,
-  saveCheckpoint,
-} from '@agent-r1/nn';
+import { AdamW, type TransformerLM, WeightAverage, saveCheckpoint } from '@agent-r1/nn';
 import { Generator } from '@agent-r1/tensor';
 import type { Trajectory } from '../mdp/trajectory.js';
 import type { AgentTask } from '../tasks/task.js';
@@ -32,6 +24,7 @@ import { openMetricsLog } from './metrics-log.js';
 import { randomPermutation } from './permutation.js';
 import { createProgress } from './progress.js';
 import { sftStep } from './sft.js';
+import { resumeStage } from './stage-checkpoint.js';
 
 /** Batches drawn at once before sorting by length: large enough to group lengths, small enough to mix. */
 const POOL_BATCHES = 8;
@@ -96,24 +89,29 @@ export async function warmStart<E>(
     average?.dispose();
   };
   const dir = warmStartDir(config);
-  let state: WarmStartState = { step: 0 };
-  if (config.checkpoint.resume && existsSync(join(dir, 'state.json'))) {
-    // A stage that finished with a weight average saved the average alone: its output, not a point to
-    // continue training from.
-    const saved = await readCheckpointState<WarmStartState>(dir);
-    if (saved.averaged && saved.step < sft.steps)
-      throw new Error(
-        `warm start: ${dir} finished at step ${saved.step} and holds the average of its weights (sft.emaDecay); it cannot be continued to ${sft.steps} steps: use another checkpoint.dir, or checkpoint.resume=false to start over`,
-      );
-    if (saved.step >= sft.steps) {
-      await loadCheckpoint(dir, { model: policy });
-      log(`warm start: ${dir} is complete (step ${saved.step})`);
-      release();
-      return;
-    }
-    state = await loadCheckpoint<WarmStartState>(dir, { model: policy, optimizer, average });
-    log(`warm start: resumed from ${dir} at step ${state.step}`);
+  const resumed = await resumeStage<WarmStartState>(
+    config,
+    {
+      label: 'warm start',
+      dir,
+      steps: sft.steps,
+      parts: { model: policy, optimizer, average },
+      // A stage that finished with a weight average saved the average alone: its output, not a point to
+      // continue training from.
+      check: (saved) => {
+        if (saved.averaged && saved.step < sft.steps)
+          throw new Error(
+            `warm start: ${dir} finished at step ${saved.step} and holds the average of its weights (sft.emaDecay); it cannot be continued to ${sft.steps} steps: use another checkpoint.dir, or checkpoint.resume=false to start over`,
+          );
+      },
+    },
+    log,
+  );
+  if (resumed === 'complete') {
+    release();
+    return;
   }
+  let state: WarmStartState = resumed ?? { step: 0 };
   const recorded: { example: E; demo: Demonstration }[] = [];
   const examples = task.train.slice(0, sft.demonstrations);
   for (const [i, example] of examples.entries()) {

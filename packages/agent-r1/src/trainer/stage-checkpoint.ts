@@ -1,0 +1,40 @@
+/**
+ * Where a training stage with a checkpoint folder of its own (pretraining, the warm start) starts, with
+ * `checkpoint.resume`: a finished stage's model is loaded and the stage is not run again; an unfinished one
+ * continues from its saved model, optimizer and state; without a saved state it starts afresh.
+ */
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { type LoadCheckpointOptions, loadCheckpoint, readCheckpointState } from '@agent-r1/nn';
+import type { TrainConfig } from './config.js';
+
+export interface StageResume<S> {
+  /** The stage's label in log lines, e.g. 'warm start'. */
+  label: string;
+  dir: string;
+  /** The steps the stage is configured for: a saved state at or past them is a finished stage. */
+  steps: number;
+  /** What an unfinished stage loads (a finished one loads the model alone). */
+  parts: LoadCheckpointOptions;
+  /** Called with the saved state before anything is loaded, to refuse one (by throwing). */
+  check?: (saved: S) => void;
+}
+
+/** 'complete' when the stage is finished (its model loaded), else the state to continue from. */
+export async function resumeStage<S extends { step: number }>(
+  config: Pick<TrainConfig, 'checkpoint'>,
+  o: StageResume<S>,
+  log: (line: string) => void,
+): Promise<'complete' | S | null> {
+  if (!config.checkpoint.resume || !existsSync(join(o.dir, 'state.json'))) return null;
+  const saved = await readCheckpointState<S>(o.dir);
+  o.check?.(saved);
+  if (saved.step >= o.steps) {
+    await loadCheckpoint(o.dir, { model: o.parts.model });
+    log(`${o.label}: ${o.dir} is complete (step ${saved.step})`);
+    return 'complete';
+  }
+  const state = await loadCheckpoint<S>(o.dir, o.parts);
+  log(`${o.label}: resumed from ${o.dir} at step ${state.step}`);
+  return state;
+}
