@@ -26,6 +26,7 @@ export {
   setDefaultDevice,
   getDefaultDevice,
   registerKernel,
+  supportsDtype,
 } from './backend/registry.js';
 export { createCpuBackend } from './backend/cpu/index.js';
 export {

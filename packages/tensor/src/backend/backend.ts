@@ -223,6 +223,8 @@ export interface Backend {
    * themselves (at least `fill` and `copy`). The others compute on float32 copies (see half-compute.ts).
    */
   readonly halfKernels?: ReadonlySet<KernelName>;
+  /** The dtypes it can store, where that is not every dtype (WebGPU has no float64). */
+  readonly dtypes?: ReadonlySet<DType>;
   /** Waits until all queued work has finished (GPU backends); resolves at once on CPU. */
   sync(): Promise<void>;
 }

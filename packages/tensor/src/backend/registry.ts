@@ -1,5 +1,6 @@
 /** Backends by name, the default device, and replacing one kernel of a backend by a faster one. */
 import { createCpuBackend } from './cpu/index.js';
+import type { DType } from '../dtype.js';
 import type { Backend, KernelName, Kernels } from './backend.js';
 import { withHalfCompute } from './half-compute.js';
 
@@ -45,6 +46,11 @@ function knownNames(): string {
 export function setDefaultDevice(name: string): void {
   getBackend(name);
   defaultDevice = name;
+}
+
+/** Whether the backend of `device` can store tensors of `dtype` (WebGPU cannot store float64). */
+export function supportsDtype(device: string, dtype: DType): boolean {
+  return getBackend(device).dtypes?.has(dtype) ?? true;
 }
 
 export function getDefaultDevice(): string {

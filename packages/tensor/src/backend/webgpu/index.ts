@@ -21,6 +21,9 @@ import { reduce } from './kernels/reduce.js';
 import { logprobs, logprobsBackward, softmax, softmaxBackward } from './kernels/softmax.js';
 import { GpuQueue } from './queue.js';
 
+/** Every dtype but float64, which WGSL does not have. */
+const WEBGPU_DTYPES: ReadonlySet<DType> = new Set(['float32', 'float16', 'bfloat16', 'int32', 'bool']);
+
 export type { WebGpuOptions, GpuContext as WebGpuDevice } from './device.js';
 
 /** The adapter selection alone, e.g. to share one GPUDevice with another library (pass it back as `device`). */
@@ -150,6 +153,7 @@ export function createWebGpuBackendFromContext(ctx: GpuContext, name = 'webgpu')
     // float16/bfloat16 are kept two to a 32-bit word (half the memory of float32); fill and copy convert,
     // the others compute on float32 copies.
     halfKernels: HALF_STORAGE_KERNELS,
+    dtypes: WEBGPU_DTYPES,
     queue,
     stats: queue.stats,
     alloc(dtype: DType, size: number): Storage {
