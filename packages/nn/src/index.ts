@@ -24,7 +24,10 @@ export { KVCache, type KVCacheShape } from './generate/kv-cache.js';
 export { sampleToken, type SamplingOptions, type Sampled } from './generate/sampling.js';
 export {
   generate,
+  generateAsync,
   extend,
+  extendAsync,
+  type RowLogits,
   type GenerateOptions,
   type GenerateResult,
   type FinishReason,

@@ -4,8 +4,9 @@
  * limit. The cache is returned so that a caller can append a tool observation (`extend`) and generate on.
  */
 import {
-  type Generator,
+  type Generator as RandomGenerator,
   type Tensor,
+  type TypedArray,
   getDefaultGenerator,
   noGrad,
   rand,
@@ -23,7 +24,7 @@ export interface GenerateOptions extends SamplingOptions {
   /** Stop when the decoded new text contains one of these (needs `decode`); the text is not cut. */
   stopStrings?: readonly string[];
   decode?: (ids: readonly number[]) => string;
-  generator?: Generator;
+  generator?: RandomGenerator;
   /** Continue these cached sequences instead of starting new ones; prompts are then the tokens to append. */
   cache?: KVCache;
 }
@@ -39,20 +40,36 @@ export interface GenerateResult {
   cache: KVCache;
 }
 
-/** Right-pads rows into an int32 [B, T] batch. */
+/** Right-pads rows into an int32 [B, T] batch, with its rows on the host (for the copy head). */
 function padBatch(
   rows: readonly (readonly number[])[],
   device: string | undefined,
-): { ids: Tensor; lengths: number[] } {
+): { ids: Tensor; tokens: Int32Array[]; lengths: number[] } {
   const T = Math.max(1, ...rows.map((r) => r.length));
   const data = new Int32Array(rows.length * T);
   for (const [b, r] of rows.entries()) data.set(r, b * T);
-  return { ids: tensor(data, { shape: [rows.length, T], device }), lengths: rows.map((r) => r.length) };
+  return {
+    ids: tensor(data, { shape: [rows.length, T], device }),
+    tokens: rows.map((_, b) => data.subarray(b * T, (b + 1) * T)),
+    lengths: rows.map((r) => r.length),
+  };
+}
+
+/** Logits per row: a row's next-token logits, or null for a row that added no token. */
+export type RowLogits = (Float64Array | null)[];
+
+/** The logits of one forward pass at the last new position of each row that added tokens, still on the device. */
+interface PassLogits {
+  /** [rows.length, V] */
+  logits: Tensor;
+  /** The caller's row index of each logits row. */
+  rows: number[];
 }
 
 /**
  * Appends tokens to each row of the cache (a prompt, an observation, or one sampled token; rows may add
  * none) and returns the logits at each row's last new position as plain arrays (null for rows that added none).
+ * It reads them synchronously (CPU, CUDA); `extendAsync` works on every backend.
  *
  * A batch pass pads every row to the longest one, so when a few rows append many tokens (an observation)
  * while the rest add one (decoding), those few go through their own pass over a cache of just their rows:
@@ -62,51 +79,120 @@ export function extend(
   model: TransformerLM,
   cache: KVCache,
   rows: readonly (readonly number[])[],
-): (Float64Array | null)[] {
-  if (rows.length !== cache.batch)
-    throw new Error(`extend: got ${rows.length} rows for a cache of ${cache.batch}`);
-  const long = rows.flatMap((r, b) => (r.length > 1 ? [b] : []));
-  if (long.length === 0 || long.length === rows.length) return extendPass(model, cache, rows);
-  const out = rows.some((r) => r.length === 1)
-    ? extendPass(
-        model,
-        cache,
-        rows.map((r) => (r.length > 1 ? [] : r)),
-      )
-    : rows.map(() => null);
-  const sub = cache.gather(long);
+): RowLogits {
+  const passes = extendOnDevice(model, cache, rows);
+  return toRows(passes, rows.length, (t) => t.dataSync());
+}
+
+/** `extend` with the logits read as a promise, so that it runs on WebGPU too; the same numbers elsewhere. */
+export async function extendAsync(
+  model: TransformerLM,
+  cache: KVCache,
+  rows: readonly (readonly number[])[],
+): Promise<RowLogits> {
+  const passes = extendOnDevice(model, cache, rows);
+  let read: TypedArray[];
   try {
-    const logits = extendPass(
-      model,
-      sub,
-      long.map((b) => rows[b]),
-    );
-    cache.scatter(sub, long);
-    long.forEach((b, i) => {
-      out[b] = logits[i];
+    read = await Promise.all(passes.map((p) => p.logits.data()));
+  } catch (err) {
+    for (const p of passes) p.logits.dispose();
+    throw err;
+  }
+  return toRows(passes, rows.length, (_, i) => read[i]);
+}
+
+/** Reads each pass's logits (then frees them) into one plain array per caller row. */
+function toRows(
+  passes: PassLogits[],
+  batch: number,
+  read: (logits: Tensor, pass: number) => TypedArray,
+): RowLogits {
+  const out: RowLogits = new Array(batch).fill(null);
+  try {
+    passes.forEach((pass, i) => {
+      const data = read(pass.logits, i);
+      const V = pass.logits.shape[1];
+      pass.rows.forEach((b, r) => {
+        out[b] = Float64Array.from(data.subarray(r * V, (r + 1) * V));
+      });
     });
   } finally {
-    sub.dispose();
+    for (const p of passes) p.logits.dispose();
   }
   return out;
 }
 
-/** One forward pass over the whole cache, every row padded to the longest. */
+/** The forward passes of `extend`: one over the whole cache, or the long rows' apart from the others'. */
+function extendOnDevice(
+  model: TransformerLM,
+  cache: KVCache,
+  rows: readonly (readonly number[])[],
+): PassLogits[] {
+  if (rows.length !== cache.batch)
+    throw new Error(`extend: got ${rows.length} rows for a cache of ${cache.batch}`);
+  const all = rows.map((_, b) => b);
+  const long = rows.flatMap((r, b) => (r.length > 1 ? [b] : []));
+  if (long.length === 0 || long.length === rows.length) return keepRows(extendPass(model, cache, rows, all));
+  const passes: PassLogits[] = [];
+  try {
+    if (rows.some((r) => r.length === 1))
+      passes.push(
+        ...keepRows(
+          extendPass(
+            model,
+            cache,
+            rows.map((r) => (r.length > 1 ? [] : r)),
+            all,
+          ),
+        ),
+      );
+    const sub = cache.gather(long);
+    try {
+      passes.push(
+        ...keepRows(
+          extendPass(
+            model,
+            sub,
+            long.map((b) => rows[b]),
+            long,
+          ),
+        ),
+      );
+      cache.scatter(sub, long);
+    } finally {
+      sub.dispose();
+    }
+  } catch (err) {
+    for (const p of passes) p.logits.dispose();
+    throw err;
+  }
+  return passes;
+}
+
+const keepRows = (pass: PassLogits | null): PassLogits[] => (pass ? [pass] : []);
+
+/**
+ * One forward pass over the whole cache, every row padded to the longest, and the logits at each row's last
+ * new position gathered on the device (null when no row adds a token). `names` renames the rows for the caller.
+ */
 function extendPass(
   model: TransformerLM,
   cache: KVCache,
   rows: readonly (readonly number[])[],
-): (Float64Array | null)[] {
+  names: readonly number[],
+): PassLogits | null {
   return noGrad(() =>
     tidy(() => {
-      const { ids, lengths } = padBatch(rows, model.config.device);
-      const { logits } = model.forward(ids, { cache, lengths });
-      const V = logits.shape[2];
-      const T = logits.shape[1];
-      const all = logits.dataSync();
-      return lengths.map((n, b) =>
-        n === 0 ? null : Float64Array.from(all.subarray((b * T + n - 1) * V, (b * T + n) * V)),
+      const { ids, tokens, lengths } = padBatch(rows, model.config.device);
+      const { logits } = model.forward(ids, { cache, lengths, tokens });
+      const [B, T, V] = logits.shape;
+      const adding = lengths.flatMap((n, b) => (n > 0 ? [b] : []));
+      if (adding.length === 0) return null;
+      const last = tensor(
+        Int32Array.from(adding, (b) => b * T + lengths[b] - 1),
+        { shape: [adding.length], device: logits.device },
       );
+      return { logits: logits.reshape([B * T, V]).indexSelect(0, last), rows: adding.map((b) => names[b]) };
     }),
   );
 }
@@ -116,11 +202,21 @@ function stopTokensOf(options: GenerateOptions, row: number): readonly number[] 
   return Array.isArray(s[0]) ? ((s as readonly (readonly number[])[])[row] ?? []) : (s as readonly number[]);
 }
 
-export function generate(
+/** Tokens to append to the cache's rows; the driver answers with the logits `extend` gives. */
+interface ExtendRequest {
+  cache: KVCache;
+  rows: number[][] | readonly (readonly number[])[];
+}
+
+/**
+ * The generation loop, which asks its driver for each forward pass (yield), so that `generate` (reading
+ * logits synchronously) and `generateAsync` (reading them as promises) run the same steps.
+ */
+function* generation(
   model: TransformerLM,
   prompts: readonly (readonly number[])[],
   options: GenerateOptions,
-): GenerateResult {
+): Generator<ExtendRequest, GenerateResult, RowLogits> {
   const B = prompts.length;
   const generator = options.generator ?? getDefaultGenerator();
   if (options.stopStrings?.length && !options.decode)
@@ -129,9 +225,10 @@ export function generate(
   const tokens: number[][] = prompts.map(() => []);
   const logprobs: number[][] = prompts.map(() => []);
   const finishReasons: (FinishReason | null)[] = prompts.map(() => null);
-  let last = extend(model, cache, prompts);
+  let last = yield { cache, rows: prompts };
   for (let step = 0; step < options.maxNewTokens; step++) {
-    const draws = rand([B], { generator, dtype: 'float64' });
+    // The draws are made on the CPU (the default device), whatever the model's.
+    const draws = rand([B], { generator, dtype: 'float64', device: 'cpu' });
     const u = draws.dataSync();
     draws.dispose();
     const next: number[][] = prompts.map(() => []);
@@ -152,8 +249,34 @@ export function generate(
       // Finished rows still get their last token written, so the cache holds the whole sequence.
       next[b].push(token);
     }
-    last = extend(model, cache, next);
+    last = yield { cache, rows: next };
     if (finishReasons.every((r) => r !== null)) break;
   }
   return { tokens, logprobs, finishReasons: finishReasons.map((r) => r ?? 'length'), cache };
+}
+
+/** Generates up to maxNewTokens per prompt, reading logits synchronously (CPU, CUDA). */
+export function generate(
+  model: TransformerLM,
+  prompts: readonly (readonly number[])[],
+  options: GenerateOptions,
+): GenerateResult {
+  const steps = generation(model, prompts, options);
+  for (let step = steps.next(); ; ) {
+    if (step.done) return step.value;
+    step = steps.next(extend(model, step.value.cache, step.value.rows));
+  }
+}
+
+/** `generate` on every backend (WebGPU included): the same tokens, with the logits read as promises. */
+export async function generateAsync(
+  model: TransformerLM,
+  prompts: readonly (readonly number[])[],
+  options: GenerateOptions,
+): Promise<GenerateResult> {
+  const steps = generation(model, prompts, options);
+  for (let step = steps.next(); ; ) {
+    if (step.done) return step.value;
+    step = steps.next(await extendAsync(model, step.value.cache, step.value.rows));
+  }
 }

@@ -4,7 +4,16 @@
  * (a scalar per position) for PPO critics, and an optional copy head (layers/copy-head.ts) that mixes in
  * attention over the context's tokens.
  */
-import { Generator, type Tensor, gather, matmul, tensor, tidy, type FloatDType } from '@agent-r1/tensor';
+import {
+  Generator,
+  type Tensor,
+  gather,
+  getBackend,
+  matmul,
+  tensor,
+  tidy,
+  type FloatDType,
+} from '@agent-r1/tensor';
 import { KVCache } from '../generate/kv-cache.js';
 import type { AttentionContext } from '../layers/attention.js';
 import { DecoderBlock, makeNorm } from '../layers/block.js';
@@ -103,6 +112,12 @@ export interface ForwardOptions {
    * work, the largest part of a small model's, at every other position.
    */
   positions?: readonly (readonly number[])[];
+  /**
+   * The ids' rows on the host, for the copy head, which indexes by token on the host. Without them it reads
+   * `ids` back, which a backend whose reads are promises (WebGPU) cannot do, and which costs a GPU backend a
+   * wait for the device: callers that built `ids` from host rows should pass them.
+   */
+  tokens?: readonly ArrayLike<number>[];
 }
 
 export interface ForwardResult {
@@ -251,6 +266,7 @@ export class TransformerLM extends Module {
           outputAt ? positionsKeep(outputAt, T, ids.device) : mask,
           outputAt,
           cache ? { kv: cache, lengths, keys } : null,
+          options.tokens,
         );
       const values = this.valueHead ? this.valueHead.forward(h).squeeze(-1) : null;
       return { logits, values };
@@ -272,11 +288,11 @@ export class TransformerLM extends Module {
     keep: Tensor | null,
     outputAt: number[][] | null,
     cache: { kv: KVCache; lengths: readonly number[]; keys: number } | null,
+    tokens: readonly ArrayLike<number>[] | undefined,
   ): Tensor {
     const head = this.copyHead!;
-    const [B, T] = ids.shape;
-    const data = ids.dataSync();
-    const rows = Array.from({ length: B }, (_, b) => data.subarray(b * T, (b + 1) * T));
+    const T = ids.shape[1];
+    const rows = tokens ? checkedTokenRows(tokens, ids.shape) : readTokenRows(ids);
     if (!cache)
       return head.forward(out, logits, { ...head.contextOf(h, rows), keep, queryAt: outputAt ?? undefined });
     const starts = [...cache.kv.lengths];
@@ -315,6 +331,28 @@ export class TransformerLM extends Module {
     super.dispose();
     this.rotary.dispose();
   }
+}
+
+/** The host copy of ids [B, T] a caller gave: B rows of at least T tokens (only the first T are used). */
+function checkedTokenRows(
+  tokens: readonly ArrayLike<number>[],
+  [B, T]: readonly number[],
+): readonly ArrayLike<number>[] {
+  if (tokens.length !== B || tokens.some((row) => row.length < T))
+    throw new Error(
+      `TransformerLM.forward: tokens must hold the ${B} rows of ids with at least ${T} tokens each, got ${tokens.length} rows of [${tokens.map((r) => r.length)}]`,
+    );
+  return tokens;
+}
+
+function readTokenRows(ids: Tensor): ArrayLike<number>[] {
+  const [B, T] = ids.shape;
+  if (!getBackend(ids.device).readSync)
+    throw new Error(
+      `TransformerLM.forward: the copy head needs the token ids on the host, and the ${ids.device} backend cannot read them synchronously: pass options.tokens`,
+    );
+  const data = ids.dataSync();
+  return Array.from({ length: B }, (_, b) => data.subarray(b * T, (b + 1) * T));
 }
 
 /** Each row's positions, checked against T and padded to the longest list ([B][Q], Q >= 1). */

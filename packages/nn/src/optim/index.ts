@@ -9,7 +9,7 @@ export {
 } from './optimizer.js';
 export { AdamW, type AdamWOptions, type AdamWHyperParams, type AdamWParamGroup } from './adamw.js';
 export { SGD, type SGDOptions, type SGDHyperParams, type SGDParamGroup } from './sgd.js';
-export { clipGradNorm, type ClipGradNormOptions } from './clip.js';
+export { clipGradNorm, clipGradNormAsync, type ClipGradNormOptions } from './clip.js';
 export {
   constant,
   warmupCosine,
