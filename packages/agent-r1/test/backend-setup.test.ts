@@ -30,7 +30,7 @@ describe('prepareBackend', () => {
     expect(isGpuAdapter(found)).toBe(process.env.AGENT_R1_EXPECT_GPU === '1');
   }, 60_000);
 
-  it('auto without CUDA: the CPU, naming a WebGPU adapter it cannot use', async () => {
+  it('auto without CUDA or a GPU adapter: the CPU', async () => {
     const none = config('auto');
     expect(await prepareBackend(none, () => null)).toBe(
       'backend: cpu, TypeScript kernels (auto: no GPU found)',
@@ -39,10 +39,6 @@ describe('prepareBackend', () => {
     const soft = config('auto');
     await prepareBackend(soft, () => ({ text: 'mesa llvmpipe', fallback: false }));
     expect(soft.backend).toBe('cpu');
-    const withGpu = config('auto');
-    expect(await prepareBackend(withGpu, () => gpu)).toMatch(
-      /^backend: cpu, TypeScript kernels \(auto: no CUDA driver; the WebGPU adapter nvidia hopper NVIDIA H200 cannot serve/,
-    );
     let probed = false;
     await prepareBackend(config('cpu'), () => {
       probed = true;
@@ -51,12 +47,14 @@ describe('prepareBackend', () => {
     expect(probed).toBe(false);
   });
 
-  it('refuses a backend that cannot read synchronously, naming it', async () => {
-    // The CPU backend without its synchronous read: what WebGPU offers the agent.
-    registerBackend('async-only', Object.create(getBackend('cpu'), { readSync: { value: undefined } }));
-    await expect(prepareBackend(config('async-only'))).rejects.toThrow(
-      /backend "async-only": the agent's rollouts and updates read results synchronously.*backend=cpu or backend=cuda/,
+  it('auto without CUDA but with a GPU adapter: WebGPU, naming the adapter', async () => {
+    // A stand-in registered as `webgpu` (this file's module registry only), so that no real adapter is used.
+    registerBackend('webgpu', getBackend('cpu'));
+    const withGpu = config('auto');
+    expect(await prepareBackend(withGpu, () => gpu)).toBe(
+      'backend: webgpu (auto: no CUDA driver; the WebGPU adapter nvidia hopper NVIDIA H200)',
     );
+    expect(withGpu.backend).toBe('webgpu');
   });
 
   it('auto picks CUDA where it loads', async () => {

@@ -78,7 +78,7 @@ beforeAll(async () => {
       .map((ex, i) => demonstrate(new RevealEnv(), ex, demoPolicy(i % 2 === 0, (i * 7) % 10), codec, limits)),
   );
   for (let step = 0; step < 150; step++)
-    sftStep(policy, optimizer, demos, { microBatchSize: 64, gradClip: 1 });
+    await sftStep(policy, optimizer, demos, { microBatchSize: 64, gradClip: 1 });
   for (const [name, p] of policy.namedParameters()) warmStart.set(name, Float32Array.from(p.dataSync()));
   optimizer.dispose();
   policy.dispose();

@@ -1,10 +1,10 @@
 import { TransformerLM } from '@agent-r1/nn';
 import { Generator, noGrad, tensor } from '@agent-r1/tensor';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { buildBatch } from '../src/algorithms/batch.js';
 import { type Trajectory, startTrajectory } from '../src/mdp/trajectory.js';
 import type { TextCodec } from '../src/rollout/config.js';
-import { imitationReport, imitationTable } from '../src/trainer/imitation.js';
+import { type ImitationReport, imitationReport, imitationTable } from '../src/trainer/imitation.js';
 import { sequenceForward } from '../src/trainer/sequence.js';
 
 /** Ids 0–3 are the tags; the rest are one-letter words. */
@@ -60,7 +60,10 @@ describe('imitationReport', () => {
   });
   const generator = new Generator(11);
   const demos = Array.from({ length: 6 }, () => demonstration(generator));
-  const report = imitationReport(model, demos, codec);
+  let report: ImitationReport;
+  beforeAll(async () => {
+    report = await imitationReport(model, demos, codec);
+  });
 
   it('groups every action token by turn and part', () => {
     expect(report.groups.map((g) => `${g.turn} ${g.part} ${g.tokens}`)).toEqual([
@@ -106,7 +109,7 @@ describe('imitationReport', () => {
     expect(weighted / tokens).toBeCloseTo(report.nll, 9);
   });
 
-  it("counts a demonstration of the policy's own greedy choices as imitated exactly", () => {
+  it("counts a demonstration of the policy's own greedy choices as imitated exactly", async () => {
     const own = demonstration(new Generator(12));
     for (let t = 1; t < own.tokens.length; t++) {
       if (!own.actionMask[t]) continue;
@@ -116,8 +119,8 @@ describe('imitationReport', () => {
       const last = Array.from(logits.subarray((t - 1) * V, t * V));
       own.tokens[t] = last.indexOf(Math.max(...last));
     }
-    const mixed = imitationReport(model, [own, demos[0]], codec);
+    const mixed = await imitationReport(model, [own, demos[0]], codec);
     expect(mixed.allGreedy).toBe(0.5);
-    expect(imitationReport(model, [own], codec).accuracy).toBe(1);
+    expect((await imitationReport(model, [own], codec)).accuracy).toBe(1);
   });
 });

@@ -64,11 +64,11 @@ describe('ppoLoss', () => {
     const r = ppoLoss({ ...inputs, aggregation: 'seq-mean-token-sum' });
     // −1.2 (clip at 1.2), −0.5, 1.5, 0.8 (clip at 0.8), 3 (dual clip), −2.2
     expect(r.loss.itemSync()).toBeCloseTo(-1.2 - 0.5 + 1.5 + 0.8 + 3 - 2.2, 12);
-    expect(r.clipFraction).toBeCloseTo(2 / 6, 12);
-    expect(r.dualClipFraction).toBeCloseTo(1 / 6, 12);
+    expect(r.clipFraction.itemSync()).toBeCloseTo(2 / 6, 12);
+    expect(r.dualClipFraction.itemSync()).toBeCloseTo(1 / 6, 12);
     // approxKl is k3 = r − 1 − log r, averaged.
     const k3 = ratios.reduce((s, x) => s + x - 1 - Math.log(x), 0) / 6;
-    expect(r.approxKl).toBeCloseTo(k3, 12);
+    expect(r.approxKl.itemSync()).toBeCloseTo(k3, 12);
     r.loss.backward();
     // −A·ratio where unclipped, 0 where clipped.
     expectClose(inputs.logprobs.grad!, [0, -0.5, 1.5, 0, 0, -2.2]);
@@ -78,7 +78,7 @@ describe('ppoLoss', () => {
     const inputs = make();
     const r = ppoLoss({ ...inputs, aggregation: 'seq-mean-token-sum', dualClip: null });
     expect(r.loss.itemSync()).toBeCloseTo(-1.2 - 0.5 + 1.5 + 0.8 + 4 - 2.2, 12);
-    expect(r.dualClipFraction).toBe(0);
+    expect(r.dualClipFraction.itemSync()).toBe(0);
     r.loss.backward();
     expectClose(inputs.logprobs.grad!, [0, -0.5, 1.5, 0, 4, -2.2]);
   });
@@ -109,8 +109,8 @@ describe('ppoLoss', () => {
       actionMask: f64([[...adv.map(() => 1), 0]]),
     });
     expect(withMasked.loss.itemSync()).toBeCloseTo(plain.loss.itemSync(), 12);
-    expect(withMasked.clipFraction).toBeCloseTo(plain.clipFraction, 12);
-    expect(withMasked.approxKl).toBeCloseTo(plain.approxKl, 12);
+    expect(withMasked.clipFraction.itemSync()).toBeCloseTo(plain.clipFraction.itemSync(), 12);
+    expect(withMasked.approxKl.itemSync()).toBeCloseTo(plain.approxKl.itemSync(), 12);
     plain.loss.backward();
     withMasked.loss.backward();
     // token-mean: the per-token gradient divided by the 6 kept tokens.
@@ -160,12 +160,13 @@ describe('ppoLoss', () => {
     expect(ablation2.loss.itemSync()).toBeCloseTo(-13 / 4, 12);
   });
 
-  it('frees its intermediates', () => {
+  it('frees its intermediates, leaving only the loss and the metric scalars', () => {
     const inputs = make();
     const before = memory().tensors;
     const r = ppoLoss(inputs);
     r.loss.backward();
-    r.loss.dispose();
+    expect(memory().tensors).toBe(before + 4 + 1); // the loss, 3 metrics, and logprobs' grad
+    for (const t of [r.loss, r.clipFraction, r.dualClipFraction, r.approxKl]) t.dispose();
     inputs.logprobs.zeroGrad();
     expect(memory().tensors).toBe(before);
   });
@@ -242,7 +243,7 @@ describe('valueLoss', () => {
     // Token 0: clipped V = 0.7, (0.7 − 2)² = 1.69 > (1 − 2)² = 1. Token 1: clipped V = 1.2, 0.04 < 1.
     // Token 2: both 0. Token 3 is masked.
     expect(r.loss.itemSync()).toBeCloseTo((0.5 * (1.69 + 1 + 0)) / 3, 12);
-    expect(r.clipFraction).toBeCloseTo(1 / 3, 12);
+    expect(r.clipFraction.itemSync()).toBeCloseTo(1 / 3, 12);
     r.loss.backward();
     // Where the clipped error wins the gradient is 0; elsewhere ½ · 2 (V − R) / 3.
     expectClose(values.grad!, [0, 1 / 3, 0, 0]);
@@ -257,6 +258,6 @@ describe('valueLoss', () => {
       clipRange: Number.POSITIVE_INFINITY,
     });
     expect(r.loss.itemSync()).toBeCloseTo(0.5, 12);
-    expect(r.clipFraction).toBe(0);
+    expect(r.clipFraction.itemSync()).toBe(0);
   });
 });

@@ -135,17 +135,21 @@ describe('sftStep', () => {
         .slice(0, 6)
         .map((ex, i) => demonstrate(task.makeEnv(), ex, task.scripted!(ex, i), task.codec, c.rollout)),
     );
-    const run = (contextWeight: number) => {
+    const run = async (contextWeight: number) => {
       const policy = buildPolicy(c, task.vocabSize);
       const optimizer = new AdamW(policy.parameters(), { lr: 0.01 });
-      const result = sftStep(policy, optimizer, demos, { microBatchSize: 4, gradClip: 1, contextWeight });
+      const result = await sftStep(policy, optimizer, demos, {
+        microBatchSize: 4,
+        gradClip: 1,
+        contextWeight,
+      });
       const after = weights(policy);
       policy.dispose();
       optimizer.dispose();
       return { result, after };
     };
-    const plain = run(0);
-    const withContext = run(0.5);
+    const plain = await run(0);
+    const withContext = await run(0.5);
     expect(Number.isNaN(plain.result.contextLoss)).toBe(true);
     expect(withContext.result.contextLoss).toBeGreaterThan(0);
     expect(withContext.result.loss).toBeCloseTo(plain.result.loss, 10);

@@ -2,9 +2,10 @@
  * Policy-gradient losses as tensor ops, so gradients reach the new log-probs, logits and values. Every
  * input is [N, L] (logits [N, L, V]), indexed like batch.ts. Every loss keeps only the masked tokens and
  * aggregates them as verl's agg_loss does; masked-out tokens contribute nothing, not even NaN (they are
- * selected away with `where`, not multiplied by 0). Metric numbers are read synchronously (CPU backend).
+ * selected away with `where`, not multiplied by 0). Metrics are scalar tensors too, left on the device: the
+ * caller reads them when and how its backend allows (WebGPU's reads are promises).
  */
-import { type Tensor, maximum, minimum, noGrad, tidy, where } from '@agent-r1/tensor';
+import { type Tensor, maximum, minimum, noGrad, tidy, where, zeros } from '@agent-r1/tensor';
 import type { KlEstimator } from './advantages.js';
 
 /**
@@ -55,9 +56,9 @@ export function aggregateLoss(lossMat: Tensor, mask: Tensor, mode: LossAggregati
   });
 }
 
-/** Token-mean of a per-token quantity over the mask, as a number (for metrics). */
-function maskedMeanNumber(values: Tensor, mask: Tensor): number {
-  return noGrad(() => tidy(() => aggregateLoss(values, mask, 'token-mean').itemSync()));
+/** Token-mean of a per-token quantity over the mask, a scalar without gradient (for metrics). */
+function maskedMetric(values: Tensor, mask: Tensor): Tensor {
+  return noGrad(() => tidy(() => aggregateLoss(values, mask, 'token-mean')));
 }
 
 export interface PpoLossOptions extends LossMaskOptions {
@@ -81,15 +82,15 @@ export interface PpoLossOptions extends LossMaskOptions {
 export interface PpoLossResult {
   /** Scalar loss to minimise. */
   loss: Tensor;
-  /** Fraction of masked tokens where the clipped term is the one taken (verl's pg_clipfrac). */
-  clipFraction: number;
-  /** Fraction of masked tokens where the dual clip caps the loss (verl's pg_clipfrac_lower). */
-  dualClipFraction: number;
+  /** Scalar: fraction of masked tokens where the clipped term is the one taken (verl's pg_clipfrac). */
+  clipFraction: Tensor;
+  /** Scalar: fraction of masked tokens where the dual clip caps the loss (verl's pg_clipfrac_lower). */
+  dualClipFraction: Tensor;
   /**
-   * Approximate KL(π_old ‖ π) over the masked tokens, the k3 estimator: mean of r − 1 − log r with
+   * Scalar: approximate KL(π_old ‖ π) over the masked tokens, the k3 estimator: mean of r − 1 − log r with
    * r = π/π_old (always ≥ 0, unbiased under samples from π_old).
    */
-  approxKl: number;
+  approxKl: Tensor;
 }
 
 /**
@@ -113,21 +114,21 @@ export function ppoLoss(options: PpoLossOptions): PpoLossResult {
     const clipped = negAdv.mul(ratio.clamp(1 - epsLow, 1 + epsHigh));
     const clipLoss = maximum(unclipped, clipped);
     let perToken = clipLoss;
-    let dualClipFraction = 0;
+    let dualClipFraction: Tensor;
     if (dualClip !== null) {
       const cap = negAdv.mul(dualClip);
       const negative = advantages.lt(0);
       perToken = where(negative, minimum(clipLoss, cap), clipLoss);
-      dualClipFraction = maskedMeanNumber(
+      dualClipFraction = maskedMetric(
         noGrad(() => negative.cast(ratio.dtype).mul(clipLoss.gt(cap).cast(ratio.dtype))),
         mask,
       );
-    }
-    const clipFraction = maskedMeanNumber(
+    } else dualClipFraction = zeros([], { dtype: ratio.dtype, device: ratio.device });
+    const clipFraction = maskedMetric(
       noGrad(() => clipped.gt(unclipped).cast(ratio.dtype)),
       mask,
     );
-    const approxKl = maskedMeanNumber(
+    const approxKl = maskedMetric(
       noGrad(() => ratio.sub(1).sub(logRatio)),
       mask,
     );
@@ -205,8 +206,8 @@ export interface ValueLossOptions extends LossMaskOptions {
 
 export interface ValueLossResult {
   loss: Tensor;
-  /** Fraction of masked tokens where the clipped error is the larger one (verl's vf_clipfrac). */
-  clipFraction: number;
+  /** Scalar: fraction of masked tokens where the clipped error is the larger one (verl's vf_clipfrac). */
+  clipFraction: Tensor;
 }
 
 /**
@@ -219,7 +220,7 @@ export function valueLoss(options: ValueLossOptions): ValueLossResult {
     const clippedValues = oldValues.add(values.sub(oldValues).clamp(-clipRange, clipRange));
     const plain = values.sub(returns).square();
     const clipped = clippedValues.sub(returns).square();
-    const clipFraction = maskedMeanNumber(
+    const clipFraction = maskedMetric(
       noGrad(() => clipped.gt(plain).cast(values.dtype)),
       mask,
     );

@@ -5,7 +5,7 @@
  * to the cache in the same pass as the action's last token, and the trajectory samples on. The policy's own
  * tokens are kept exactly as sampled: they are decoded only to be parsed, never re-encoded.
  */
-import { type TransformerLM, extend, sampleToken } from '@agent-r1/nn';
+import { type TransformerLM, extendAsync, sampleToken } from '@agent-r1/nn';
 import { type Generator, rand } from '@agent-r1/tensor';
 import type { AgentEnv, StepResult } from '../mdp/env.js';
 import { type FinishReason, type Trajectory, startTrajectory } from '../mdp/trajectory.js';
@@ -73,10 +73,10 @@ export async function rollout<Example>(o: RolloutOptions<Example>): Promise<Traj
   try {
     let pending: number[][] = rows.map((r) => r.traj.tokens);
     while (rows.some((r) => !r.finished)) {
-      const logits = extend(o.policy, cache, pending);
+      const logits = await extendAsync(o.policy, cache, pending);
       pending = slots.map(() => []);
       // One draw per trajectory, whatever rows the cache holds, so that compaction changes no sample.
-      const draws = rand([rows.length], { generator: o.generator, dtype: 'float64' });
+      const draws = rand([rows.length], { generator: o.generator, dtype: 'float64', device: 'cpu' });
       const u = draws.dataSync();
       draws.dispose();
       const ended: number[] = [];

@@ -1,8 +1,8 @@
 /**
  * Getting the run's tensor backend ready before any model is built: GPU backends are created (they load
  * their runtime lazily), and on the CPU the WebAssembly SIMD kernels (on worker threads) replace the plain
- * TypeScript ones unless `cpuKernels` is 'typescript'. `backend=auto` picks CUDA where it loads and the
- * CPU otherwise. Returns a line that says what the run computes on.
+ * TypeScript ones unless `cpuKernels` is 'typescript'. `backend=auto` picks CUDA where it loads, WebGPU
+ * where a GPU adapter is found, and the CPU otherwise. Returns a line that says what the run computes on.
  */
 import { spawnSync } from 'node:child_process';
 import { createRequire } from 'node:module';
@@ -10,7 +10,6 @@ import { pathToFileURL } from 'node:url';
 import {
   disableWasmKernels,
   enableWasmKernels,
-  getBackend,
   initBackend,
   isSoftwareWebGpuAdapter,
   wasmThreads,
@@ -63,18 +62,9 @@ export function isGpuAdapter(found: AdapterProbe | null): found is AdapterProbe 
   return found !== null && !isSoftwareWebGpuAdapter({ description: found.text }, found.fallback);
 }
 
-// The rollout engine samples each token on the host and the updates read their losses as numbers, as they
-// are computed: a backend must read synchronously, which WebGPU (whose reads are promises) cannot.
-function assertSyncReads(name: string): void {
-  if (!getBackend(name).readSync)
-    throw new Error(
-      `backend "${name}": the agent's rollouts and updates read results synchronously, which this backend cannot; use backend=cpu or backend=cuda`,
-    );
-}
-
 /**
- * `backend=auto`: CUDA where its driver and NVRTC load, else the CPU. A WebGPU adapter is not used (the
- * agent needs synchronous reads), but one found is named in the reason, so a GPU user knows why.
+ * `backend=auto`: CUDA where its driver and NVRTC load, else WebGPU where a GPU adapter is found (not a
+ * software rasteriser, which computes far slower than the CPU backend), else the CPU.
  */
 async function pickAutoBackend(probe: () => AdapterProbe | null): Promise<{ name: string; why: string }> {
   try {
@@ -82,12 +72,16 @@ async function pickAutoBackend(probe: () => AdapterProbe | null): Promise<{ name
     return { name: 'cuda', why: ' (auto: a CUDA device)' };
   } catch {
     const found = probe();
-    if (isGpuAdapter(found))
+    if (!isGpuAdapter(found)) return { name: 'cpu', why: ' (auto: no GPU found)' };
+    try {
+      await initBackend('webgpu');
+      return { name: 'webgpu', why: ` (auto: no CUDA driver; the WebGPU adapter ${found.text})` };
+    } catch (err) {
       return {
         name: 'cpu',
-        why: ` (auto: no CUDA driver; the WebGPU adapter ${found.text} cannot serve the agent's synchronous reads)`,
+        why: ` (auto: no CUDA driver; the WebGPU adapter ${found.text} did not start: ${(err as Error).message})`,
       };
-    return { name: 'cpu', why: ' (auto: no GPU found)' };
+    }
   }
 }
 
@@ -107,7 +101,6 @@ export async function prepareBackend(
   }
   if (config.backend !== 'cpu') {
     await initBackend(config.backend);
-    assertSyncReads(config.backend);
     return `backend: ${config.backend}${why}`;
   }
   if (config.cpuKernels === 'wasm') {

@@ -72,7 +72,7 @@ async function printImitation<E>(
   for (const run of runs) {
     const policy = await loadPolicyFrom(run.dir, config, task);
     try {
-      const report = imitationReport(policy, demos, task.codec);
+      const report = await imitationReport(policy, demos, task.codec);
       ctx.stdout.write(`\n${run.method}: imitation of the scripted searcher\n\n${imitationTable(report)}\n`);
     } finally {
       policy.dispose();

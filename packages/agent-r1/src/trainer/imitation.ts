@@ -46,25 +46,32 @@ function partOf(k: number, length: number, closes: boolean): ActionPart {
 }
 
 /** Per action token of one trajectory: [turn label, part, nll, greedy?]. */
-function scoreTrajectory(
+async function scoreTrajectory(
   policy: TransformerLM,
   traj: Trajectory,
   codec: TextCodec,
-): [string, ActionPart, number, boolean][] {
+): Promise<[string, ActionPart, number, boolean][]> {
   const T = traj.tokens.length;
   const positions: number[] = [];
   for (let t = 1; t < T; t++) if (traj.actionMask[t]) positions.push(t - 1);
   if (positions.length === 0) return [];
-  const logprobs = tidy(() =>
+  const inputs = Int32Array.from(traj.tokens.slice(0, T - 1));
+  const logSoftmax = tidy(() =>
     noGrad(() =>
       policy
-        .forward(tensor(Int32Array.from(traj.tokens.slice(0, T - 1)), { shape: [1, T - 1] }), {
+        .forward(tensor(inputs, { shape: [1, T - 1], device: policy.config.device }), {
           positions: [positions],
+          tokens: [inputs],
         })
-        .logits.logSoftmax(-1)
-        .dataSync(),
+        .logits.logSoftmax(-1),
     ),
   );
+  let logprobs: ArrayLike<number>;
+  try {
+    logprobs = await logSoftmax.data();
+  } finally {
+    logSoftmax.dispose();
+  }
   const V = logprobs.length / positions.length;
   const seen = new Map<string, number>();
   const labels = traj.turns.map((turn) => {
@@ -88,18 +95,18 @@ function scoreTrajectory(
 }
 
 /** The policy's imitation of the trajectories' action tokens (see the file comment). */
-export function imitationReport(
+export async function imitationReport(
   policy: TransformerLM,
   trajectories: readonly Trajectory[],
   codec: TextCodec,
-): ImitationReport {
+): Promise<ImitationReport> {
   const sums = new Map<
     string,
     { turn: string; part: ActionPart; tokens: number; nll: number; hits: number }
   >();
   let allGreedy = 0;
   for (const traj of trajectories) {
-    const scored = scoreTrajectory(policy, traj, codec);
+    const scored = await scoreTrajectory(policy, traj, codec);
     for (const [turn, part, tokenNll, greedy] of scored) {
       const key = `${turn}\u0000${part}`;
       const s = sums.get(key) ?? { turn, part, tokens: 0, nll: 0, hits: 0 };

@@ -3,7 +3,7 @@ import { type Generator, rand, tidy } from '@agent-r1/tensor';
 
 /** n uniform keys in [0, 1) from the generator. */
 function uniformKeys(n: number, generator: Generator): ArrayLike<number> {
-  return tidy(() => rand([n], { generator, dtype: 'float64' }).dataSync());
+  return tidy(() => rand([n], { generator, dtype: 'float64', device: 'cpu' }).dataSync());
 }
 
 /** A permutation of 0..n-1 drawn from the run's generator (reproducible from the seed). */

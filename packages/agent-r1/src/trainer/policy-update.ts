@@ -4,13 +4,14 @@
  * (for every algorithm: with one epoch and on-policy data it is the plain policy gradient), plus the KL loss
  * to the reference and the entropy bonus; PPO also fits the critic.
  */
-import { type AdamW, type TransformerLM, clipGradNorm } from '@agent-r1/nn';
+import { type AdamW, type TransformerLM, clipGradNormAsync } from '@agent-r1/nn';
 import { type Generator, type Tensor, tidy } from '@agent-r1/tensor';
 import type { TrajectoryBatch } from '../algorithms/batch.js';
 import { lossRows, rowsToTensor } from '../algorithms/batch.js';
 import { aggregateLoss, klLoss, lossMask, ppoLoss, valueLoss } from '../algorithms/losses.js';
 import type { TrainConfig } from './config.js';
 import { randomPermutation } from './permutation.js';
+import { readScalars } from './read-scalars.js';
 import { sequenceForward } from './sequence.js';
 
 export interface UpdateInputs {
@@ -48,13 +49,13 @@ function chunks<T>(xs: readonly T[], size: number): T[][] {
 }
 
 /** Runs the update phase and returns the metrics averaged over mini-batches. */
-export function updatePolicy(
+export async function updatePolicy(
   config: TrainConfig,
   models: UpdateModels,
   inputs: UpdateInputs,
   generator: Generator,
   lr: number,
-): UpdateMetrics {
+): Promise<UpdateMetrics> {
   const { algorithm, train } = config;
   const { batch } = inputs;
   const temperature = config.rollout.temperature > 0 ? config.rollout.temperature : 1;
@@ -83,7 +84,7 @@ export function updatePolicy(
       models.criticOptimizer?.zeroGrad();
       for (const micro of chunks(mini, train.microBatchSize)) {
         const weight = micro.length / mini.length;
-        const m = tidy(() => {
+        const scalars = tidy(() => {
           const out = sequenceForward(models.policy, batch, micro, {
             temperature,
             needed,
@@ -105,58 +106,57 @@ export function updatePolicy(
             dualClip: algorithm.dualClip > 0 ? algorithm.dualClip : null,
           });
           let loss: Tensor = ppo.loss;
-          let kl = 0;
+          let kl: Tensor | undefined;
           if (inputs.refLogprobs && !algorithm.klInReward && algorithm.klCoef > 0) {
-            const k = klLoss({
+            kl = klLoss({
               ...masks,
               logprobs: out.logprobs,
               refLogprobs: pick(inputs.refLogprobs, micro),
               estimator: algorithm.klType,
             });
-            kl = k.itemSync();
-            loss = loss.add(k.mul(algorithm.klCoef));
+            loss = loss.add(kl.mul(algorithm.klCoef));
           }
           const entropy = aggregateLoss(out.entropy!, lossMask(masks), algorithm.aggregation);
           if (algorithm.entropyCoef > 0) loss = loss.sub(entropy.mul(algorithm.entropyCoef));
-          let vLoss = 0;
+          let vLoss: Tensor | undefined;
           if (isPpo) {
             const values = models.critic
               ? sequenceForward(models.critic, batch, micro, { needed }).values
               : out.values;
             if (!values || !inputs.oldValues) throw new Error('updatePolicy: PPO needs a value head');
-            const v = valueLoss({
+            vLoss = valueLoss({
               ...masks,
               values,
               oldValues: pick(inputs.oldValues, micro),
               returns: pick(inputs.returns, micro),
               clipRange: algorithm.valueClip > 0 ? algorithm.valueClip : Number.POSITIVE_INFINITY,
-            });
-            vLoss = v.loss.itemSync();
-            loss = loss.add(v.loss.mul(algorithm.valueCoef));
+            }).loss;
+            loss = loss.add(vLoss.mul(algorithm.valueCoef));
           }
           loss.mul(weight).backward();
           return {
-            policyLoss: ppo.loss.itemSync(),
+            policyLoss: ppo.loss,
             clipFraction: ppo.clipFraction,
             approxKl: ppo.approxKl,
-            entropy: entropy.itemSync(),
+            entropy,
             kl,
             vLoss,
           };
         });
-        sums.policyLoss += m.policyLoss * weight;
-        sums.clipFraction += m.clipFraction * weight;
-        sums.approxKl += m.approxKl * weight;
-        sums.entropy += m.entropy * weight;
-        sums.klLoss += m.kl * weight;
-        sums.valueLoss += m.vLoss * weight;
+        const m = await readScalars(scalars);
+        sums.policyLoss += (m.policyLoss ?? 0) * weight;
+        sums.clipFraction += (m.clipFraction ?? 0) * weight;
+        sums.approxKl += (m.approxKl ?? 0) * weight;
+        sums.entropy += (m.entropy ?? 0) * weight;
+        sums.klLoss += (m.kl ?? 0) * weight;
+        sums.valueLoss += (m.vLoss ?? 0) * weight;
       }
       // gradClip 0: no clipping, but the norm is still measured for the metrics.
       const maxNorm = train.gradClip > 0 ? train.gradClip : Number.MAX_VALUE;
-      sums.gradNorm += clipGradNorm(models.policy.parameters(), maxNorm);
+      sums.gradNorm += await clipGradNormAsync(models.policy.parameters(), maxNorm);
       models.optimizer.step(lr);
       if (models.critic && models.criticOptimizer) {
-        clipGradNorm(models.critic.parameters(), maxNorm);
+        await clipGradNormAsync(models.critic.parameters(), maxNorm);
         models.criticOptimizer.step();
       }
       updates++;

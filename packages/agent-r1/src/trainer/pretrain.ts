@@ -104,7 +104,7 @@ export async function pretrain<E>(
     const lr = options.lr * lrScale(step + 1);
     tracer?.begin('pretrain', step + 1);
     // A window is a prompt-only sequence: every token is context, trained at weight 1.
-    const { contextLoss } = sftStep(
+    const { contextLoss } = await sftStep(
       policy,
       optimizer,
       windows.map((tokens) => startTrajectory(0, tokens)),

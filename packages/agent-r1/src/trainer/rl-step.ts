@@ -4,7 +4,7 @@
  * metrics.
  */
 import type { AdamW, TransformerLM } from '@agent-r1/nn';
-import { type Generator, type Tensor, noGrad, tidy } from '@agent-r1/tensor';
+import { type Generator, type Tensor, noGrad } from '@agent-r1/tensor';
 import { applyKlPenalty } from '../algorithms/advantages.js';
 import { buildBatch, lossRows } from '../algorithms/batch.js';
 import { informativeGroups, renumberGroups } from '../algorithms/group-filter.js';
@@ -35,14 +35,19 @@ export interface RlContext<Example> {
 
 export type StepMetrics = Record<string, number>;
 
-function rows(t: Tensor): Float64Array[] {
+/** [n, l] → n rows, read as a promise (so on every backend); the tensor is disposed. */
+async function readRows(t: Tensor): Promise<Float64Array[]> {
   const [n, l] = t.shape;
-  const data = t.dataSync();
-  return Array.from({ length: n }, (_, i) => Float64Array.from(data.subarray(i * l, (i + 1) * l)));
+  try {
+    const data = await t.data();
+    return Array.from({ length: n }, (_, i) => Float64Array.from(data.subarray(i * l, (i + 1) * l)));
+  } finally {
+    t.dispose();
+  }
 }
 
 /** Per-token tensors of a frozen model over the whole batch (log-probs at the needed tokens), as rows. */
-function frozenPass(
+async function frozenPass(
   model: TransformerLM,
   batch: ReturnType<typeof buildBatch>,
   micro: number,
@@ -51,16 +56,12 @@ function frozenPass(
 ) {
   const lp: Float64Array[] = [];
   const values: Float64Array[] = [];
-  noGrad(() => {
-    for (let start = 0; start < batch.size; start += micro) {
-      const idx = Array.from({ length: Math.min(micro, batch.size - start) }, (_, i) => start + i);
-      tidy(() => {
-        const out = sequenceForward(model, batch, idx, { temperature, needed });
-        lp.push(...rows(out.logprobs));
-        if (out.values) values.push(...rows(out.values));
-      });
-    }
-  });
+  for (let start = 0; start < batch.size; start += micro) {
+    const idx = Array.from({ length: Math.min(micro, batch.size - start) }, (_, i) => start + i);
+    const out = noGrad(() => sequenceForward(model, batch, idx, { temperature, needed }));
+    lp.push(...(await readRows(out.logprobs)));
+    if (out.values) values.push(...(await readRows(out.values)));
+  }
   return { logprobs: lp, values: values.length ? values : null };
 }
 
@@ -146,10 +147,12 @@ export async function rlStep<Example>(
   const needed = lossRows(batch, algorithm.useActionMask);
   const ref =
     ctx.reference && algorithm.klCoef > 0
-      ? frozenPass(ctx.reference, batch, micro, temperature, needed).logprobs
+      ? (await frozenPass(ctx.reference, batch, micro, temperature, needed)).logprobs
       : null;
   const oldValues =
-    algorithm.name === 'ppo' ? frozenPass(ctx.critic ?? ctx.policy, batch, micro, 1, needed).values : null;
+    algorithm.name === 'ppo'
+      ? (await frozenPass(ctx.critic ?? ctx.policy, batch, micro, 1, needed)).values
+      : null;
   let rewards = batch.rewards;
   let rewardKl = 0;
   if (ref && algorithm.klInReward) {
@@ -171,7 +174,7 @@ export async function rlStep<Example>(
     values: oldValues,
   });
   const t2 = performance.now();
-  const update = updatePolicy(
+  const update = await updatePolicy(
     config,
     {
       policy: ctx.policy,

@@ -90,11 +90,13 @@ export function sequenceForward(
     const ids = batchIds(batch, rows, device);
     const lengths = rows.map((r) => Math.max(0, batch.lengths[r] - 1));
     const inputs = ids.narrow(1, 0, L - 1).contiguous();
+    // The copy head indexes by token on the host: give it the rows rather than have it read `inputs` back.
+    const tokens = rows.map((r) => batch.tokens[r]);
     const first = (values: Tensor) => zeros([n, 1], { dtype: values.dtype, device: values.device });
     const scale = (logits: Tensor) => (temperature === 1 ? logits : logits.div(temperature));
     // Sequences of one token predict nothing: the full pass handles that empty case.
     if (!options.needed || L < 2) {
-      const { logits: raw, values } = model.forward(inputs, { lengths });
+      const { logits: raw, values } = model.forward(inputs, { lengths, tokens });
       const logits = scale(raw);
       const lp = gatherLogprobs(logits, ids.narrow(1, 1, L - 1).contiguous());
       const entropy = options.entropy ? concat([first(lp), tokenEntropy(logits)], 1) : null;
@@ -105,7 +107,7 @@ export function sequenceForward(
       };
     }
     const at = neededPositions(batch, rows, options.needed);
-    const { logits: raw, values } = model.forward(inputs, { lengths, positions: at.positions });
+    const { logits: raw, values } = model.forward(inputs, { lengths, positions: at.positions, tokens });
     const logits = scale(raw);
     const dtype = logits.dtype;
     const column = tensor(at.column, { shape: [n, at.Q], device });

@@ -4,10 +4,11 @@
  * training on the same sequences, which teaches a model trained from scratch to read the documents it is
  * shown (the RL losses never do this: they keep the action mask).
  */
-import { type AdamW, type TransformerLM, clipGradNorm } from '@agent-r1/nn';
+import { type AdamW, type TransformerLM, clipGradNormAsync } from '@agent-r1/nn';
 import { tidy } from '@agent-r1/tensor';
 import { buildBatch, rowsToTensor } from '../algorithms/batch.js';
 import type { Trajectory } from '../mdp/trajectory.js';
+import { readScalars } from './read-scalars.js';
 import { sequenceForward } from './sequence.js';
 
 export interface SftOptions {
@@ -36,12 +37,12 @@ const count = (rows: readonly Float64Array[]) =>
   rows.reduce((n, row) => n + row.reduce((a, b) => a + b, 0), 0);
 
 /** One optimizer step on a batch of demonstrations. */
-export function sftStep(
+export async function sftStep(
   policy: TransformerLM,
   optimizer: AdamW,
   demos: readonly Trajectory[],
   options: SftOptions,
-): SftStepResult {
+): Promise<SftStepResult> {
   const batch = buildBatch(demos);
   const w = options.contextWeight ?? 0;
   const context = w > 0 ? batch.attentionMask.map((a, r) => contextMask(a, batch.actionMask[r])) : null;
@@ -57,40 +58,31 @@ export function sftStep(
       { length: Math.min(options.microBatchSize, batch.size - start) },
       (_, i) => start + i,
     );
-    const [a, c] = tidy(() => {
+    const sums = tidy(() => {
       // Without the context in the loss, only the action tokens need logits.
       const { logprobs } = sequenceForward(policy, batch, rows, context ? {} : { needed: batch.actionMask });
       const nll = logprobs.neg();
       const { dtype, device } = policy.config;
-      const actionSum = nll
-        .mul(
-          rowsToTensor(
-            rows.map((r) => batch.actionMask[r]),
-            { dtype, device },
-          ),
-        )
-        .sum();
-      let loss = actionSum;
-      let contextSum = 0;
-      if (context) {
-        const cs = nll
+      const masked = (mask: readonly Float64Array[]) =>
+        nll
           .mul(
             rowsToTensor(
-              rows.map((r) => context[r]),
+              rows.map((r) => mask[r]),
               { dtype, device },
             ),
           )
           .sum();
-        contextSum = cs.itemSync();
-        loss = loss.add(cs.mul(w));
-      }
+      const action = masked(batch.actionMask);
+      const contextSum = context ? masked(context) : undefined;
+      const loss = contextSum ? action.add(contextSum.mul(w)) : action;
       loss.div(denominator).backward();
-      return [actionSum.itemSync(), contextSum];
+      return { action, context: contextSum };
     });
-    actionNll += a;
-    contextNll += c;
+    const read = await readScalars(sums);
+    actionNll += read.action ?? 0;
+    contextNll += read.context ?? 0;
   }
-  clipGradNorm(policy.parameters(), options.gradClip > 0 ? options.gradClip : Number.MAX_VALUE);
+  await clipGradNormAsync(policy.parameters(), options.gradClip > 0 ? options.gradClip : Number.MAX_VALUE);
   optimizer.step(options.lr);
   return {
     loss: actionNll / Math.max(1, actionTokens),

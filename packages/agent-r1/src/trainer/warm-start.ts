@@ -182,7 +182,7 @@ export async function warmStart<E>(
     if (step < state.step) continue;
     const lr = sft.lr * lrScale(step + 1);
     tracer?.begin('warm-start', step + 1);
-    const result = sftStep(
+    const result = await sftStep(
       policy,
       optimizer,
       batch.map((i) => demos[i]),
