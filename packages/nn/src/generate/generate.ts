@@ -132,30 +132,19 @@ function extendOnDevice(
     throw new Error(`extend: got ${rows.length} rows for a cache of ${cache.batch}`);
   const all = rows.map((_, b) => b);
   const long = rows.flatMap((r, b) => (r.length > 1 ? [b] : []));
-  if (long.length === 0 || long.length === rows.length) return keepRows(extendPass(model, cache, rows, all));
-  const passes: PassLogits[] = [];
+  if (long.length === 0 || long.length === rows.length) return present([extendPass(model, cache, rows, all)]);
+  const passes: (PassLogits | null)[] = [];
   try {
-    if (rows.some((r) => r.length === 1))
-      passes.push(
-        ...keepRows(
-          extendPass(
-            model,
-            cache,
-            rows.map((r) => (r.length > 1 ? [] : r)),
-            all,
-          ),
-        ),
-      );
+    const short = rows.map((r) => (r.length > 1 ? [] : r));
+    if (short.some((r) => r.length === 1)) passes.push(extendPass(model, cache, short, all));
     const sub = cache.gather(long);
     try {
       passes.push(
-        ...keepRows(
-          extendPass(
-            model,
-            sub,
-            long.map((b) => rows[b]),
-            long,
-          ),
+        extendPass(
+          model,
+          sub,
+          long.map((b) => rows[b]),
+          long,
         ),
       );
       cache.scatter(sub, long);
@@ -163,13 +152,14 @@ function extendOnDevice(
       sub.dispose();
     }
   } catch (err) {
-    for (const p of passes) p.logits.dispose();
+    for (const p of passes) p?.logits.dispose();
     throw err;
   }
-  return passes;
+  return present(passes);
 }
 
-const keepRows = (pass: PassLogits | null): PassLogits[] => (pass ? [pass] : []);
+const present = (passes: (PassLogits | null)[]): PassLogits[] =>
+  passes.filter((p): p is PassLogits => p !== null);
 
 /**
  * One forward pass over the whole cache, every row padded to the longest, and the logits at each row's last
@@ -205,7 +195,7 @@ function stopTokensOf(options: GenerateOptions, row: number): readonly number[] 
 /** Tokens to append to the cache's rows; the driver answers with the logits `extend` gives. */
 interface ExtendRequest {
   cache: KVCache;
-  rows: number[][] | readonly (readonly number[])[];
+  rows: readonly (readonly number[])[];
 }
 
 /**
