@@ -19,6 +19,7 @@ import {
   scaledDotProductAttention,
   softmax,
   sum,
+  supportsDtype,
   tensor,
   tidy,
   transpose,
@@ -37,6 +38,10 @@ describe.skipIf(!available)('webgpu backend', () => {
     expect(() => tensor([1, 2], { device: 'webgpu', dtype: 'float64' })).toThrow(
       /float64 is not supported on WebGPU/,
     );
+    // What callers check before choosing float64 (e.g. clipGradNorm's sums of squares).
+    expect(supportsDtype('webgpu', 'float64')).toBe(false);
+    expect(supportsDtype('webgpu', 'float32')).toBe(true);
+    expect(supportsDtype('cpu', 'float64')).toBe(true);
     const b = tensor([true, false, true], { device: 'webgpu' });
     expect(Array.from(await b.data())).toEqual([1, 0, 1]);
     const i = tensor(Int32Array.from([-5, 7, 2 ** 31 - 1]), { device: 'webgpu' });
