@@ -35,15 +35,11 @@ export interface RlContext<Example> {
 
 export type StepMetrics = Record<string, number>;
 
-/** [n, l] → n rows, read as a promise (so on every backend); the tensor is disposed. */
+/** [n, l] → n rows, read as a promise (so on every backend). */
 async function readRows(t: Tensor): Promise<Float64Array[]> {
   const [n, l] = t.shape;
-  try {
-    const data = await t.data();
-    return Array.from({ length: n }, (_, i) => Float64Array.from(data.subarray(i * l, (i + 1) * l)));
-  } finally {
-    t.dispose();
-  }
+  const data = await t.data();
+  return Array.from({ length: n }, (_, i) => Float64Array.from(data.subarray(i * l, (i + 1) * l)));
 }
 
 /** Per-token tensors of a frozen model over the whole batch (log-probs at the needed tokens), as rows. */
@@ -59,8 +55,13 @@ async function frozenPass(
   for (let start = 0; start < batch.size; start += micro) {
     const idx = Array.from({ length: Math.min(micro, batch.size - start) }, (_, i) => start + i);
     const out = noGrad(() => sequenceForward(model, batch, idx, { temperature, needed }));
-    lp.push(...(await readRows(out.logprobs)));
-    if (out.values) values.push(...(await readRows(out.values)));
+    try {
+      lp.push(...(await readRows(out.logprobs)));
+      if (out.values) values.push(...(await readRows(out.values)));
+    } finally {
+      out.logprobs.dispose();
+      out.values?.dispose();
+    }
   }
   return { logprobs: lp, values: values.length ? values : null };
 }
