@@ -28,8 +28,11 @@ export function gpuBytes(dtype: DType, size: number): number {
   return isHalf(dtype) ? 4 * Math.ceil(size / 2) : 4 * size;
 }
 
+/** The dtypes WebGPU storage holds: every one but float64, which WGSL does not have. */
+export const WEBGPU_DTYPES: ReadonlySet<DType> = new Set(['float32', 'float16', 'bfloat16', 'int32', 'bool']);
+
 export function checkDtype(kernel: string, dtype: DType): void {
-  if (dtype === 'float64')
+  if (!WEBGPU_DTYPES.has(dtype))
     throw new Error(
       `webgpu ${kernel}: float64 is not supported on WebGPU (WGSL has no f64); cast to float32`,
     );

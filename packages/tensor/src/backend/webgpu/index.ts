@@ -7,7 +7,7 @@
 import { type DType, type TypedArray, isHalf } from '../../dtype.js';
 import type { Backend, Kernels, Storage, View } from '../backend.js';
 import { HALF_STORAGE_KERNELS, enableHalfCompute } from '../half-compute.js';
-import { BufferPool, type GpuStorage, USAGE, checkDtype, gpuBytes } from './buffers.js';
+import { BufferPool, type GpuStorage, USAGE, WEBGPU_DTYPES, checkDtype, gpuBytes } from './buffers.js';
 import { type GpuContext, type WebGpuOptions, isSoftwareInfo, requestGpu } from './device.js';
 import { attention } from './kernels/attention.js';
 import { attentionBackward } from './kernels/attention-backward.js';
@@ -20,9 +20,6 @@ import { random } from './kernels/random.js';
 import { reduce } from './kernels/reduce.js';
 import { logprobs, logprobsBackward, softmax, softmaxBackward } from './kernels/softmax.js';
 import { GpuQueue } from './queue.js';
-
-/** Every dtype but float64, which WGSL does not have. */
-const WEBGPU_DTYPES: ReadonlySet<DType> = new Set(['float32', 'float16', 'bfloat16', 'int32', 'bool']);
 
 export type { WebGpuOptions, GpuContext as WebGpuDevice } from './device.js';
 
