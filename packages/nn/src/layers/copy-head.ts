@@ -17,14 +17,14 @@
  * With `match`, two learned weights add exact-match evidence to each score: the token before key j equals
  * the query's own token (w₁), and the one before that equals the query's previous token too (w₂). A name
  * being copied continues where the last one or two tokens written match the context, even for tokens the
- * small model's hidden states do not tell apart well (measured in docs/results.md).
+ * small model's hidden states do not tell apart well (measured in docs/history.md).
  *
  * With `matchGate` as well, the two weights depend on the query: w + h · M (M [dim, 2], zeros at first).
  * Global weights pull every query toward the continuation of its last token's earlier occurrences, so the
  * first name of a second search leans toward repeating the first search's name (both follow `<search>`);
- * a query-dependent weight can turn the evidence off where a new name starts. On the multi-hop task it
- * also learned to turn it up, and then copied on past the end of unfamiliar names (validation EM up,
- * test EM down: docs/results.md), so the `multihop` preset leaves it off.
+ * a query-dependent weight can turn the evidence off where a new name starts. It can as well turn it up
+ * where copying paid in training, and then carry a copy on past the end of a name it has never seen,
+ * which held-out questions punish; so the `multihop` preset leaves it off (measured in docs/history.md).
  *
  * With `sourceGate`, the gate also reads what the attention points at (See et al.'s context vector):
  * x = gate · h + Σ_j a_j · (source · h_j), h_j the hidden state at context token x_j. Whether to stop

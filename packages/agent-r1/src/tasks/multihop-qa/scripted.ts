@@ -107,7 +107,7 @@ function afterPrompt(context: string, prompt: string): string {
  * with the facet (`Thimphu capital`). A place the question gives a type (`the American state Kansas`) is
  * searched with that type, in the question's words and order (`American state Kansas`: one contiguous
  * copy), whether or not its title has a facet: a policy sees the question, not which titles need
- * disambiguating, so its first query should follow from the question alone (measured: docs/results.md).
+ * disambiguating, so its first query should follow from the question alone (measured: docs/history.md).
  * A chain whose next entity never showed up stops early. It then answers the gold answer when every hop's
  * evidence was retrieved, else what the extractive reader finds.
  * This is the ceiling of a fixed strategy with this retriever.
