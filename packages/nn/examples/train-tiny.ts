@@ -1,6 +1,6 @@
 /**
  * The quickstart job: a two-layer MLP learns to tell three interleaved spirals apart, trained with AdamW on
- * the CPU backend. Same seed, same losses. Run: npm run train
+ * the CPU backend. Same seed, same losses. Run: npm run example:spirals
  */
 import { pathToFileURL } from 'node:url';
 import { Generator, type Tensor, crossEntropy, noGrad, rand, tensor, tidy } from '@agent-r1/tensor';

@@ -1,3 +1,4 @@
+/// <reference lib="esnext.disposable" preserve="true" />
 /**
  * The Tensor value: a view (shape, strides, offset) of reference-counted backend storage, plus its place in
  * the autograd graph. Methods are thin wrappers over the functions in ./ops, named as PyTorch users expect.

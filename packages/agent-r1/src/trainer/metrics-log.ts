@@ -1,3 +1,4 @@
+/// <reference lib="esnext.disposable" preserve="true" />
 /**
  * The metrics of a run as JSON lines: one object per step in `<dir>/metrics.jsonl`, written with one
  * unbuffered write per line so a crash loses at most the line being written. Non-finite numbers (NaN, ±∞)

@@ -1,4 +1,4 @@
-/// <reference types="@webgpu/types" />
+/// <reference types="@webgpu/types" preserve="true" />
 /**
  * GPU storage and the buffer pool. Buffers are rounded up to a size class (four classes per power of two, so
  * at most 19% is wasted) and recycled by class. A freed buffer that queued-but-unsubmitted work still reads

@@ -1,4 +1,4 @@
-/// <reference types="@webgpu/types" />
+/// <reference types="@webgpu/types" preserve="true" />
 /**
  * Getting a GPUDevice: navigator.gpu in a browser; in Node the `webgpu` package (Dawn), imported lazily so
  * CPU-only users never load it. A real GPU adapter (Vulkan/Metal/D3D12) is preferred; without one, Dawn's

@@ -1,4 +1,4 @@
-/// <reference types="@webgpu/types" />
+/// <reference types="@webgpu/types" preserve="true" />
 /**
  * Batching work for the device. Kernels record dispatches into one command encoder (one labelled compute pass
  * each, so Dawn's messages name the kernel); the batch is submitted when it grows large or when someone needs

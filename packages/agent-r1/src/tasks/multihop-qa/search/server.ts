@@ -1,3 +1,5 @@
+/// <reference types="node" preserve="true" />
+/// <reference lib="esnext.disposable" preserve="true" />
 /**
  * A small HTTP retrieval service, so several trainers share one index (node:http, JSON, loopback by default):
  *

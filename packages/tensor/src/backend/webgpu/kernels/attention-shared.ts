@@ -1,3 +1,4 @@
+/// <reference types="@webgpu/types" preserve="true" />
 /**
  * What the attention kernels share: the shape and tile sizes, the parameter block, passes over keys (or rows)
  * that keep each invocation under llvmpipe's loop limit, and the WGSL for the causal/mask test.
