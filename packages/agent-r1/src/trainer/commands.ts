@@ -1,7 +1,6 @@
 /** The `agent-r1` subcommands over the trainer: train, eval, chat (serve-search comes with the QA task). */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline/promises';
 import { MODEL_FILE } from '@agent-r1/nn';
 import type { CommandContext, CommandHandlers } from '../cli/handlers.js';
 import { type Trajectory, totalReward } from '../mdp/trajectory.js';
@@ -9,8 +8,8 @@ import { createTask } from '../tasks/index.js';
 import type { AgentTask } from '../tasks/task.js';
 import { serveMultihopSearch } from '../tasks/multihop-qa/serve.js';
 import { prepareBackend } from './backend-setup.js';
+import { chat } from './chat.js';
 import { demonstrate } from './demonstrations.js';
-import { evaluate } from './evaluate.js';
 import { imitationReport, imitationTable } from './imitation.js';
 import {
   type TablePolicy,
@@ -131,31 +130,13 @@ export const handlers: CommandHandlers = {
 
   async chat(ctx) {
     const { task, policy } = await loadPolicy(ctx);
-    if (!task.fromQuestion)
-      throw new Error(`task "${task.name}" cannot turn a typed question into an episode`);
-    const rl = createInterface({ input: process.stdin, output: process.stdout });
     try {
-      for (;;) {
-        const question = (await rl.question('question> ')).trim();
-        if (question === '' || question === 'exit') break;
-        const { trajectories } = await evaluate(
-          policy,
-          task,
-          [task.fromQuestion(question)],
-          ctx.config.rollout,
-        );
-        const t = trajectories[0];
-        for (const turn of t.turns) {
-          ctx.stdout.write(
-            `action: ${task.codec.decode(t.tokens.slice(turn.actionStart, turn.actionEnd))}\n`,
-          );
-          const obs = task.codec.decode(t.tokens.slice(turn.observationStart, turn.observationEnd));
-          if (obs) ctx.stdout.write(`observation: ${obs.trim()}\n`);
-        }
-        ctx.stdout.write(`reward ${t.rewards.reduce((s, r) => s + r.value, 0)}\n`);
-      }
+      const checkpoint = join(ctx.config.checkpoint.dir, 'policy');
+      await chat(
+        { task, policy, limits: ctx.config.rollout, checkpoint },
+        { input: process.stdin, output: ctx.stdout },
+      );
     } finally {
-      rl.close();
       policy.dispose();
     }
   },

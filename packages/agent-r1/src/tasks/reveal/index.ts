@@ -104,6 +104,12 @@ export function revealTask(config: { seed: number }): AgentTask<RevealExample> {
     stopTokens: STOP_TOKENS,
     stopStrings: [],
     scripted: (_example, index) => demoPolicy(index % 10 < 3, (index * 7) % 10),
-    fromQuestion: () => examples(1, Date.now() % 2 ** 31)[0],
+    // In chat the user is the one who hides the digit: "7" plays an episode whose <reveal> shows 7.
+    fromQuestion: (question) => {
+      const digits = question.match(/\d/g);
+      if (digits?.length !== 1)
+        throw new Error('reveal: type the one digit (0-9) for the <reveal> tool to hide');
+      return { secret: Number(digits[0]) };
+    },
   };
 }
