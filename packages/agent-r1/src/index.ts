@@ -1,6 +1,7 @@
 /**
- * @agent-r1/agent — reinforcement learning for tool-using LLM agents (Agent-R1). This first cut holds the
- * question-answering rewards; the MDP, tools, rollouts, algorithms and trainer follow.
+ * @agent-r1/agent — reinforcement learning for tool-using LLM agents (Agent-R1): the MDP, tools and their
+ * call formats, the multi-turn rollout engine, advantages and losses (PPO, GRPO, REINFORCE++, RLOO), the
+ * trainer, tasks (your own, and the built-in multi-hop QA) and the `agent-r1` command line.
  */
 export { normalizeAnswer, exactMatch, f1Score } from './rewards/qa.js';
 export type { AgentEnv, EnvFactory, StepResult } from './mdp/env.js';
@@ -92,7 +93,6 @@ export {
   type CriticConfig,
   type DeepPartial,
   type EvalConfig,
-  type KlType,
   type LogConfig,
   type LrSchedule,
   type ModelConfig,

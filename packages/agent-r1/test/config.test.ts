@@ -95,7 +95,10 @@ describe('files', () => {
       '# a run\nalgorithm:\n  name: rloo\n  klType: k3\nmodel:\n  tiedEmbeddings: false\n',
     );
     const yml = file('b.yml', 'log: { dir: out/b, progress: lines }\n');
-    const json = file('c.json', JSON.stringify({ rollout: { temperature: 0.7, topP: 0.9 }, task: 'secret' }));
+    const json = file(
+      'c.json',
+      JSON.stringify({ rollout: { temperature: 0.7, topP: 0.9 }, task: 'secret-number' }),
+    );
     expect(resolveConfig({ file: y }).algorithm).toMatchObject({ name: 'rloo', klType: 'k3' });
     expect(resolveConfig({ file: y }).model.tiedEmbeddings).toBe(false);
     expect(resolveConfig({ file: yml }).log).toEqual({
@@ -108,7 +111,7 @@ describe('files', () => {
     const c = resolveConfig({ file: json });
     expect(c.rollout.temperature).toBe(0.7);
     expect(c.rollout.topP).toBe(0.9);
-    expect(c.task).toBe('secret');
+    expect(c.task).toBe('secret-number');
   });
 
   it('treats an empty file as no settings', () => {
@@ -264,14 +267,68 @@ describe('error messages name the full key path', () => {
       '"rollout.maxLength" (4096) must be <= "model.maxLength"',
     );
     expect(fails(['train.microBatchSize=64'])).toContain('must be <= "train.miniBatchSize"');
-    expect(fails(['rollout.n=4', 'rollout.greedySamples=5'])).toBe(
-      'config: "rollout.greedySamples" (5) must be <= "rollout.n" (4)',
-    );
+    expect(fails(['model.copyMatch=true'])).toBe('config: "model.copyMatch" needs "model.copyHead"');
   });
 
   it('missing keys of a complete config', () => {
     const c = structuredClone(DEFAULT_CONFIG) as Partial<TrainConfig>;
     delete c.train;
     expect(() => validateConfig(c)).toThrow('config: "train" is missing');
+  });
+});
+
+describe("a task's own options (taskOptions)", () => {
+  const fails = (overrides: string[], preset = 'multihop') => {
+    try {
+      resolveConfig({ preset, overrides });
+    } catch (e) {
+      expect(e).toBeInstanceOf(ConfigError);
+      return (e as Error).message;
+    }
+    throw new Error('resolved without an error');
+  };
+
+  it("resolve to the task's defaults under what was given, from any layer", () => {
+    const c = resolveConfig({ preset: 'multihop', overrides: ['taskOptions.rlHops=2,3'] });
+    expect(c.taskOptions).toEqual({
+      rlHops: '2,3',
+      renameEntities: { warmStart: 0.9, rl: 0.9 },
+      balanceKinds: { warmStart: 0.5, rl: 0.5 },
+      kindBoost: { warmStart: '', rl: '' },
+      questions: '',
+      corpus: '',
+    });
+    // A string option keeps its text even where it parses as JSON.
+    expect(
+      resolveConfig({ preset: 'multihop', overrides: ['taskOptions.rlHops=3'] }).taskOptions?.rlHops,
+    ).toBe('3');
+    const y = file('task.yaml', 'task: multihop-qa\ntaskOptions:\n  renameEntities: { rl: 0.25 }\n');
+    expect(resolveConfig({ file: y }).taskOptions?.renameEntities).toEqual({ warmStart: 0, rl: 0.25 });
+    expect(resolveConfig().taskOptions).toEqual({});
+  });
+
+  it('name the full key, the task and a near key when wrong', () => {
+    expect(fails(['taskOptions.renameEntity.rl=1'])).toBe(
+      'config: unknown key "taskOptions.renameEntity.rl" of task "multihop-qa" (did you mean "taskOptions.renameEntities.rl"?)',
+    );
+    expect(fails(['taskOptions.renameEntities.rl=2'])).toBe(
+      'config: "taskOptions.renameEntities.rl" must be a number in [0, 1], got 2',
+    );
+    expect(fails(['taskOptions.balanceKinds=0.5'])).toBe(
+      'config: "taskOptions.balanceKinds" must be an object, got number 0.5',
+    );
+    expect(fails(['taskOptions.rlHops=2'], 'reveal')).toBe(
+      'config: unknown key "taskOptions.rlHops": task "reveal" has no options',
+    );
+    // The task may be named after its options: they are checked against the task finally chosen.
+    expect(
+      resolveConfig({ overrides: ['taskOptions.rlHops=2', 'task=multihop-qa'] }).taskOptions?.rlHops,
+    ).toBe('2');
+  });
+
+  it('an unknown task is named, with the registered ones and how to add one', () => {
+    expect(fails(['task=multihop'], 'default')).toMatch(
+      /^config: unknown task "multihop" \(did you mean "multihop-qa"\?\); registered: reveal, secret-number, multihop-qa\. A task of your own: registerTask/,
+    );
   });
 });

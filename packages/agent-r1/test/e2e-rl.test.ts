@@ -55,6 +55,7 @@ async function runRl(name: AlgorithmName, steps: number, seed: number): Promise<
     makeEnv: () => new RevealEnv(),
     stopTokens: STOP_TOKENS,
     stopStrings: [],
+    answerMetrics: ['em'],
     generator: new Generator(seed),
   };
   const metrics: StepMetrics[] = [];

@@ -1,9 +1,8 @@
 import { Generator } from '@agent-r1/tensor';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import type { AgentTask } from '../src/tasks/task.js';
-import { kindWeights, repeatCounts } from '../src/trainer/kind-balance.js';
-import { sampleExamples } from '../src/trainer/permutation.js';
+import { type KindMix, kindWeights } from '../src/tasks/kind-balance.js';
+import { repeatCounts, sampleExamples } from '../src/trainer/permutation.js';
 
 interface Q {
   id: number;
@@ -14,7 +13,9 @@ const examples: Q[] = Array.from({ length: 100 }, (_, id) => ({
   id,
   kind: id < 90 ? 'common' : id < 99 ? 'uncommon' : 'rare',
 }));
-const task = { name: 'toy', kindOf: (q: Q) => q.kind } as Pick<AgentTask<Q>, 'name' | 'kindOf'>;
+const kindOf = (q: Q) => q.kind;
+const KEYS = { balanceKinds: 'opts.balance', kindBoost: 'opts.boost' };
+const mix = (balanceKinds: number, kindBoost = ''): KindMix => ({ balanceKinds, kindBoost, keys: KEYS });
 
 /** Each kind's total weight. */
 function shares(weights: readonly number[]): Record<string, number> {
@@ -25,14 +26,14 @@ function shares(weights: readonly number[]): Record<string, number> {
   return out;
 }
 
-describe('kindWeights (sft.balanceKinds, train.balanceKinds)', () => {
+describe('kindWeights', () => {
   it('keeps the mix at 0, gives every kind the same share at 1, and shares as count^(1-s) between', () => {
-    expect(kindWeights(task, examples, { balanceKinds: 0 }, 'x')).toEqual(examples.map(() => 1));
-    const even = shares(kindWeights(task, examples, { balanceKinds: 1 }, 'x'));
+    expect(kindWeights(kindOf, examples, mix(0))).toEqual(examples.map(() => 1));
+    const even = shares(kindWeights(kindOf, examples, mix(1)));
     expect(even.common).toBeCloseTo(100 / 3, 9);
     expect(even.uncommon).toBeCloseTo(100 / 3, 9);
     expect(even.rare).toBeCloseTo(100 / 3, 9);
-    const half = shares(kindWeights(task, examples, { balanceKinds: 0.5 }, 'x'));
+    const half = shares(kindWeights(kindOf, examples, mix(0.5)));
     expect(half.common / half.rare).toBeCloseTo(Math.sqrt(90), 9);
     expect(half.uncommon / half.rare).toBeCloseTo(3, 9);
   });
@@ -40,7 +41,7 @@ describe('kindWeights (sft.balanceKinds, train.balanceKinds)', () => {
   it('has mean weight 1 whatever the strength, so a pass keeps its size', () => {
     fc.assert(
       fc.property(fc.double({ min: 0, max: 1, noNaN: true }), (strength) => {
-        const w = kindWeights(task, examples, { balanceKinds: strength }, 'x');
+        const w = kindWeights(kindOf, examples, mix(strength));
         expect(w.reduce((s, x) => s + x, 0)).toBeCloseTo(examples.length, 9);
         // Within a kind every example weighs the same.
         expect(new Set(w.slice(0, 90)).size).toBe(1);
@@ -49,39 +50,27 @@ describe('kindWeights (sft.balanceKinds, train.balanceKinds)', () => {
     );
   });
 
-  it('names the setting and the task when the task has no kinds', () => {
-    const flat = { name: 'flat' } as Pick<AgentTask<Q>, 'name' | 'kindOf'>;
-    expect(() => kindWeights(flat, examples, { balanceKinds: 0.5 }, 'sft')).toThrow(
-      "sft.balanceKinds: task 'flat' has no kinds of example to balance",
-    );
-    expect(() => kindWeights(flat, examples, { balanceKinds: 0, kindBoost: 'rare=2' }, 'train')).toThrow(
-      "train.kindBoost: task 'flat' has no kinds of example to balance",
-    );
-    expect(kindWeights(flat, examples, { balanceKinds: 0 }, 'sft')).toEqual(examples.map(() => 1));
-  });
-
   it("kindBoost multiplies a kind's share after balancing, keeping mean weight 1", () => {
-    const plain = shares(kindWeights(task, examples, { balanceKinds: 0.5 }, 'sft'));
-    const w = kindWeights(task, examples, { balanceKinds: 0.5, kindBoost: ' rare = 3 ,uncommon=0.5' }, 'sft');
+    const plain = shares(kindWeights(kindOf, examples, mix(0.5)));
+    const w = kindWeights(kindOf, examples, mix(0.5, ' rare = 3 ,uncommon=0.5'));
     expect(w.reduce((s, x) => s + x, 0)).toBeCloseTo(examples.length, 9);
     const boosted = shares(w);
     expect(boosted.rare / boosted.common).toBeCloseTo((3 * plain.rare) / plain.common, 9);
     expect(boosted.uncommon / boosted.common).toBeCloseTo((0.5 * plain.uncommon) / plain.common, 9);
     // Without balancing, the boost alone sets the mix.
-    const alone = shares(kindWeights(task, examples, { balanceKinds: 0, kindBoost: 'common=2' }, 'sft'));
+    const alone = shares(kindWeights(kindOf, examples, mix(0, 'common=2')));
     expect(alone.common / alone.uncommon).toBeCloseTo(20, 9);
   });
 
-  it('names the key and the kind for a bad kindBoost', () => {
-    const mix = (kindBoost: string) => () =>
-      kindWeights(task, examples, { balanceKinds: 0.5, kindBoost }, 'sft');
-    expect(mix('rarest=2')).toThrow(
-      "sft.kindBoost: no example of kind 'rarest' (kinds: common, rare, uncommon)",
+  it('names the option and the kind for a bad kindBoost', () => {
+    const boost = (kindBoost: string) => () => kindWeights(kindOf, examples, mix(0.5, kindBoost));
+    expect(boost('rarest=2')).toThrow(
+      "opts.boost: no example of kind 'rarest' (kinds: common, rare, uncommon)",
     );
-    expect(mix('rare=0')).toThrow("sft.kindBoost: expected kind=factor with a factor above 0, got 'rare=0'");
-    expect(mix('rare')).toThrow("sft.kindBoost: expected kind=factor with a factor above 0, got 'rare'");
-    expect(mix('rare=x')).toThrow("got 'rare=x'");
-    expect(mix('rare=2,rare=3')).toThrow("sft.kindBoost: kind 'rare' is given twice");
+    expect(boost('rare=0')).toThrow("opts.boost: expected kind=factor with a factor above 0, got 'rare=0'");
+    expect(boost('rare')).toThrow("opts.boost: expected kind=factor with a factor above 0, got 'rare'");
+    expect(boost('rare=x')).toThrow("got 'rare=x'");
+    expect(boost('rare=2,rare=3')).toThrow("opts.boost: kind 'rare' is given twice");
   });
 });
 
@@ -111,9 +100,9 @@ describe('repeatCounts', () => {
   });
 });
 
-describe('sampleExamples with weights (train.balanceKinds)', () => {
+describe('sampleExamples with weights', () => {
   it('draws distinct examples while there are enough, reproducibly from the seed', () => {
-    const w = kindWeights(task, examples, { balanceKinds: 1 }, 'x');
+    const w = kindWeights(kindOf, examples, mix(1));
     const a = sampleExamples(examples, 40, new Generator(5), w);
     expect(new Set(a.map((q) => q.id)).size).toBe(40);
     expect(sampleExamples(examples, 40, new Generator(5), w)).toEqual(a);
@@ -124,7 +113,7 @@ describe('sampleExamples with weights (train.balanceKinds)', () => {
   });
 
   it('draws each kind about equally often with strength 1 (the rare question ~1/3 of single draws)', () => {
-    const w = kindWeights(task, examples, { balanceKinds: 1 }, 'x');
+    const w = kindWeights(kindOf, examples, mix(1));
     const g = new Generator(11);
     const drawn: Record<string, number> = { common: 0, uncommon: 0, rare: 0 };
     const draws = 3000;

@@ -20,7 +20,7 @@ import {
 } from '../src/tasks/multihop-qa/index.js';
 import type { SearchServer } from '../src/tasks/multihop-qa/search/index.js';
 import type { AgentTask } from '../src/tasks/task.js';
-import { formatResultsTable } from '../src/trainer/results.js';
+import { formatResultsTable, tableLayout } from '../src/trainer/results.js';
 
 /** `France (geography)` → `France`. */
 const splitName = (title: string) => title.replace(/ \(geography\)$/, '');
@@ -77,7 +77,7 @@ describe('multihop-qa task', () => {
     const rows = await scriptedSearcherBaseline(qs, task.makeEnv, r.docs);
     const all = rows.find((x) => x.group === 'all');
     expect(all?.n).toBe(qs.length);
-    expect(all?.em).toBeGreaterThan(0.85);
+    expect(all?.scores.em).toBeGreaterThan(0.85);
     const ex = r.dataset.questions.test.find((q) => q.hops === 3) as QaExample;
     const scripted = task.scripted?.(ex, 0);
     const ep = await runTextEpisode(task.makeEnv(), ex, scripted as (c: string) => string);
@@ -164,9 +164,9 @@ describe('multihop-qa task', () => {
     );
     const naive = await naiveRagBaseline(qs, r.index);
     const scripted = await scriptedSearcherBaseline(qs, task.makeEnv, r.docs);
-    const em = (rows: typeof naive) => rows.find((x) => x.group === 2)?.em ?? Number.NaN;
+    const em = (rows: typeof naive) => rows.find((x) => x.group === 2)?.scores.em ?? Number.NaN;
     expect(em(scripted) - em(naive)).toBeGreaterThan(0.4);
-    const table = formatResultsTable([...naive, ...scripted]);
+    const table = formatResultsTable([...naive, ...scripted], tableLayout(task));
     expect(table.split('\n')[0]).toBe('| method | hops | n | EM | F1 | subEM |');
     expect(table).toContain('| naive RAG | 2 |');
   });

@@ -41,9 +41,12 @@ describe('RenamingEnv', () => {
   });
 });
 
-describe('rlRenamings (train.renameEntities)', () => {
+describe("rlRenamings (the task's renameChance in RL)", () => {
   const config = (chance: number, extra: string[] = []) =>
-    resolveConfig({ preset: 'multihop', overrides: [`train.renameEntities=${chance}`, ...extra] });
+    resolveConfig({
+      preset: 'multihop',
+      overrides: [`taskOptions.renameEntities.rl=${chance}`, ...extra],
+    });
 
   it('multihop QA: the scripted episode replayed with renamed actions earns the real rewards and reads renamed documents', async () => {
     const c = config(1);
@@ -88,14 +91,15 @@ describe('rlRenamings (train.renameEntities)', () => {
     expect([...a.keys()]).toEqual([...b.keys()]);
     for (const [example, r] of a)
       expect(r.apply(example.question)).toBe(b.get(example)!.apply(example.question));
-    expect(rlRenamings(config(0), task, new Generator(2))).toBeNull();
+    expect(rlRenamings(config(0), await createTask(config(0)), new Generator(2))).toBeNull();
   }, 60_000);
 
-  it('is refused, naming the key and the task, for a task that cannot rename', async () => {
+  it('is refused, naming the task, for a task that asks for renaming it cannot do', async () => {
     const c = resolveConfig({
       preset: 'reveal',
-      overrides: ['train.renameEntities=0.5', 'sft.steps=0', 'train.steps=1', 'log.progress=none'],
+      overrides: ['sft.steps=0', 'train.steps=1', 'log.progress=none'],
     });
-    await expect(trainAgent(c, await createTask(c))).rejects.toThrow(/"train.renameEntities".*task "reveal"/);
+    const task = { ...(await createTask(c)), renameChance: () => 0.5 };
+    await expect(trainAgent(c, task)).rejects.toThrow(/task "reveal" renames entities in RL \(chance 0.5\)/);
   });
 });

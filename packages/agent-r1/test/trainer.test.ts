@@ -105,17 +105,15 @@ describe('trainAgent', () => {
     result.policy.dispose();
   }, 60_000);
 
-  it('refuses train.balanceKinds on a task without kinds, naming the key', async () => {
-    const c = config('balance', 1, false, 'grpo', ['train.balanceKinds=1', 'sft.steps=0']);
-    const task = await createTask(c);
-    await expect(trainAgent(c, task)).rejects.toThrow(
-      "train.balanceKinds: task 'reveal' has no kinds of example to balance",
+  it("refuses another task's options, naming the key and the task", async () => {
+    expect(() => config('balance', 1, false, 'grpo', ['taskOptions.balanceKinds.rl=1'])).toThrow(
+      'config: unknown key "taskOptions.balanceKinds": task "reveal" has no options',
     );
   });
 
   it('names an unknown task', async () => {
     await expect(createTask({ ...config('bad', 1, false), task: 'nope' })).rejects.toThrow(
-      /unknown task "nope" \(available: reveal, secret-number/,
+      /unknown task "nope"; registered: reveal, secret-number, multihop-qa/,
     );
   });
 });

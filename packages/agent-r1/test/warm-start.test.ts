@@ -277,6 +277,18 @@ describe('warmStart learning-rate schedules', () => {
 const multihopConfig = (name: string, steps: number, resume: boolean, extra: string[] = []) =>
   config(name, steps, resume, extra, MULTIHOP);
 
+/** A warm start of each config, each with its task (a task's options shape its warm start's data). */
+async function trainEach(configs: readonly TrainConfig[]) {
+  const policies = [];
+  for (const c of configs) {
+    const task = await createTask(c);
+    const p = buildPolicy(c, task.vocabSize);
+    await warmStart(c, task, p, () => {});
+    policies.push(p);
+  }
+  return policies;
+}
+
 describe('warmStart with sft.successfulOnly', () => {
   it('trains on the demonstrations that earned an outcome reward only, and says how many', async () => {
     const c = config('successful', 2, false, ['sft.successfulOnly=true']);
@@ -317,21 +329,13 @@ describe('demonstrations with rewritten text', () => {
   }, 120_000);
 
   it('a warm start with entity renaming trains on other text, and resumes exactly across passes', async () => {
-    const rename = ['sft.renameEntities=1'];
-    const task = await createTask(multihopConfig('mh-task', 1, false));
+    const rename = ['taskOptions.renameEntities.warmStart=1'];
     // The preset renames 9 demonstrations in 10: the plain run must not rename at all.
-    const plain = multihopConfig('mh-plain', 4, false, ['sft.renameEntities=0']);
+    const plain = multihopConfig('mh-plain', 4, false, ['taskOptions.renameEntities.warmStart=0']);
     const straight = multihopConfig('mh-straight', 4, false, rename);
     const partial = multihopConfig('mh-resumed', 3, false, rename);
     const resumed = multihopConfig('mh-resumed', 4, true, rename);
-    const p0 = buildPolicy(plain, task.vocabSize);
-    await warmStart(plain, task, p0, () => {});
-    const p1 = buildPolicy(straight, task.vocabSize);
-    await warmStart(straight, task, p1, () => {});
-    const p2 = buildPolicy(partial, task.vocabSize);
-    await warmStart(partial, task, p2, () => {});
-    const p3 = buildPolicy(resumed, task.vocabSize);
-    await warmStart(resumed, task, p3, () => {});
+    const [p0, p1, p2, p3] = await trainEach([plain, straight, partial, resumed]);
     // 6 demonstrations in batches of 3: step 3 is the first of the second pass, drawn with new names.
     expect(losses(straight)[0].sftLoss).not.toBe(losses(plain)[0].sftLoss);
     expect(weights(p3)).toEqual(weights(p1));
@@ -340,34 +344,25 @@ describe('demonstrations with rewritten text', () => {
   }, 240_000);
 
   it('a warm start with balanced kinds trains on another mix, and resumes exactly across passes', async () => {
-    const balance = ['sft.renameEntities=0', 'sft.balanceKinds=1'];
+    const balance = ['taskOptions.renameEntities.warmStart=0', 'taskOptions.balanceKinds.warmStart=1'];
     const task = await createTask(multihopConfig('bal-task', 1, false));
-    const kinds = new Set(task.train.slice(0, 6).map((e) => task.kindOf!(e)));
+    const kinds = new Set(task.train.slice(0, 6).map((e) => (e as QaExample).kind));
     expect(kinds.size).toBeGreaterThan(1);
     expect(kinds.size).toBeLessThan(6);
-    const plain = multihopConfig('bal-plain', 4, false, ['sft.renameEntities=0']);
+    const plain = multihopConfig('bal-plain', 4, false, ['taskOptions.renameEntities.warmStart=0']);
     const straight = multihopConfig('bal-straight', 4, false, balance);
     const partial = multihopConfig('bal-resumed', 3, false, balance);
     const resumed = multihopConfig('bal-resumed', 4, true, balance);
-    const policies = [];
-    for (const c of [plain, straight, partial, resumed]) {
-      const p = buildPolicy(c, task.vocabSize);
-      await warmStart(c, task, p, () => {});
-      policies.push(p);
-    }
+    const policies = await trainEach([plain, straight, partial, resumed]);
     expect(losses(straight).map((r) => r.sftLoss)).not.toEqual(losses(plain).map((r) => r.sftLoss));
     expect(weights(policies[3])).toEqual(weights(policies[1]));
     expect(losses(resumed)).toEqual(losses(straight));
     for (const p of policies) p.dispose();
   }, 240_000);
 
-  it('refuses sft.balanceKinds on a task without kinds, naming the key', async () => {
-    const c = config('balance-reveal', 2, false, ['sft.balanceKinds=0.5']);
-    const task = await createTask(c);
-    const policy = buildPolicy(c, task.vocabSize);
-    await expect(warmStart(c, task, policy, () => {})).rejects.toThrow(
-      "sft.balanceKinds: task 'reveal' has no kinds of example to balance",
-    );
-    policy.dispose();
+  it('refuses a boosted kind that no example has, naming the option', async () => {
+    await expect(
+      createTask(multihopConfig('boost', 1, false, ['taskOptions.kindBoost.warmStart=no_such_kind=2'])),
+    ).rejects.toThrow("taskOptions.kindBoost.warmStart: no example of kind 'no_such_kind'");
   });
 });

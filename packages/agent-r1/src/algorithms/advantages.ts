@@ -217,7 +217,9 @@ export function computeRlooAdvantages(options: GroupAdvantageInputs): AdvantageR
 }
 
 /** Per-token KL estimators between the policy and a reference, from log-probabilities (verl's kl_penalty). */
-export type KlEstimator = 'k1' | 'k2' | 'k3' | 'low_var_kl';
+/** The KL estimators: k1 = log r, k2 = (log r)²/2, k3 = r - 1 - log r, low_var_kl = k3 clipped. */
+export const KL_ESTIMATORS = ['k1', 'k2', 'k3', 'low_var_kl'] as const;
+export type KlEstimator = (typeof KL_ESTIMATORS)[number];
 
 /**
  * One token's KL estimate from logp (policy) and ref: k1 = logp − ref; k2 = ½(logp − ref)²;

@@ -15,7 +15,8 @@ import type { KlEstimator } from './advantages.js';
  * - 'seq-mean-token-mean': each row's mean over its masked tokens, averaged over the rows that have any.
  * An empty mask gives 0.
  */
-export type LossAggregation = 'token-mean' | 'seq-mean-token-sum' | 'seq-mean-token-mean';
+export const LOSS_AGGREGATIONS = ['token-mean', 'seq-mean-token-sum', 'seq-mean-token-mean'] as const;
+export type LossAggregation = (typeof LOSS_AGGREGATIONS)[number];
 
 export interface LossMaskOptions {
   /** [N, L] 1 on the policy's action tokens: the tokens every loss trains on. */

@@ -3,10 +3,11 @@
  * options --config / --preset / --backend / --checkpoint, and trailing `key.sub=value` config overrides.
  * It parses, resolves the config and dispatches to handlers; what the commands do lives in the handlers.
  */
-import { readFileSync } from 'node:fs';
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import { stringify as toYaml } from 'yaml';
 import { ConfigError, presets, resolveConfig } from '../trainer/config.js';
+import { savedConfig } from '../trainer/agent-files.js';
+import { libraryVersion } from '../version.js';
 import type {
   CliOutput,
   CommandContext,
@@ -24,15 +25,6 @@ export interface CliIo {
 /** The handlers, or a function that loads them (called only when a command is about to run). */
 export type HandlersSource = CommandHandlers | (() => CommandHandlers | Promise<CommandHandlers>);
 
-function packageVersion(): string {
-  try {
-    const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8'));
-    return typeof pkg.version === 'string' ? pkg.version : '0.0.0';
-  } catch {
-    return '0.0.0';
-  }
-}
-
 function parsePort(value: string): number {
   const n = Number(value);
   if (!Number.isInteger(n) || n < 0 || n > 65535)
@@ -41,6 +33,21 @@ function parsePort(value: string): number {
 }
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
+
+/**
+ * For `eval` and `chat` without --preset or --config: the config saved in the checkpoint folder they are
+ * given (`eval`: the first --policy; both: --checkpoint), so that a folder alone is enough.
+ */
+function describedConfig(command: CommandName, options: CommandOptions) {
+  if (command !== 'eval' && command !== 'chat') return undefined;
+  const policy = command === 'eval' ? options.policies?.[0] : undefined;
+  const dirs = [policy?.slice(policy.indexOf('=') + 1), options.checkpoint];
+  for (const dir of dirs) {
+    const saved = dir ? savedConfig(dir) : null;
+    if (saved) return saved;
+  }
+  return undefined;
+}
 
 function parseSplit(value: string): 'test' | 'validation' {
   if (value !== 'test' && value !== 'validation')
@@ -76,7 +83,7 @@ export async function runCli(
 
   const program = new Command('agent-r1')
     .description('Agent-R1: reinforcement learning for tool-using LLM agents.')
-    .version(packageVersion(), '-V, --version')
+    .version(libraryVersion(), '-V, --version')
     .exitOverride()
     .configureOutput({
       writeOut: (s) => stdout.write(s),
@@ -119,9 +126,14 @@ export async function runCli(
       const flags: string[] = [];
       if (options.backend !== undefined) flags.push(`backend=${options.backend}`);
       if (options.checkpoint !== undefined) flags.push(`checkpoint.dir=${options.checkpoint}`);
-      if (opts.questions !== undefined) flags.push(`eval.questions=${opts.questions}`);
-      if (opts.corpus !== undefined) flags.push(`eval.corpus=${opts.corpus}`);
+      // A task without these options refuses them (an unknown key of its options), rather than ignore them.
+      if (opts.questions !== undefined) flags.push(`taskOptions.questions=${opts.questions}`);
+      if (opts.corpus !== undefined) flags.push(`taskOptions.corpus=${opts.corpus}`);
       const config = resolveConfig({
+        base:
+          options.preset === undefined && options.config === undefined
+            ? describedConfig(name, options)
+            : undefined,
         preset: options.preset,
         file: options.config,
         overrides: [...flags, ...overrides],
@@ -146,8 +158,11 @@ export async function runCli(
     )
     .option('--out <dir>', 'where results.md, results.json and curves.svg go (default: log.dir)')
     .option('--split <split>', 'test or validation (default: test)', parseSplit)
-    .option('--questions <file>', 'JSONL questions {"question", "golden_answers"} (sets eval.questions)')
-    .option('--corpus <file>', 'JSONL corpus {"id", "contents"} to search (sets eval.corpus)')
+    .option(
+      '--questions <file>',
+      'JSONL questions {"question", "golden_answers"} (sets taskOptions.questions)',
+    )
+    .option('--corpus <file>', 'JSONL corpus {"id", "contents"} to search (sets taskOptions.corpus)')
     .option(
       '--imitation',
       "also how closely each policy imitates the scripted searcher's successful demonstrations, token by token",

@@ -1,14 +1,29 @@
 /**
  * What the trainer needs from a task: examples, an environment per trajectory, the tokenizer, the strings
- * and tokens that end an action, and (for the supervised warm start) scripted demonstrations. A new task
- * implements this and registers a factory by name; the trainer does not change.
+ * and tokens that end an action, (for the supervised warm start) scripted demonstrations, and the hooks
+ * the trainer calls without knowing the task: how a stage draws its examples, whether an episode is played
+ * with its entities renamed, the results table's groups and the answer metrics. A task is registered with
+ * its own options (tasks/registry.ts); the trainer holds no key or branch for one task.
  */
 import type { Generator } from '@agent-r1/tensor';
 import type { AgentEnv } from '../mdp/env.js';
 import type { TextPolicy } from '../mdp/text-episode.js';
+import type { Static, TObject } from '../options/schema.js';
 import type { TextCodec } from '../rollout/config.js';
 import type { TrainConfig } from '../trainer/config.js';
-import type { ResultRow } from '../trainer/results.js';
+
+/** The training stages that draw examples from the task. */
+export type TrainingStage = 'warm-start' | 'rl';
+
+/** A model-free baseline's scores on one group of examples (a row of the results table). */
+export interface ResultRow {
+  method: string;
+  /** The group (e.g. hop count), or 'all'. */
+  group: number | string;
+  n: number;
+  /** Mean of each answer metric (`AgentTask.answerMetrics`). */
+  scores: Record<string, number>;
+}
 
 export interface AgentTask<Example = unknown> {
   name: string;
@@ -16,15 +31,23 @@ export interface AgentTask<Example = unknown> {
   validation: readonly Example[];
   /** The held-out test split of the results table, when the task has one. */
   test?: readonly Example[];
+  /** Where `test` comes from, for the table's title: 'test split' by default, or e.g. a user's file. */
+  testSource?: string;
   /** The results table's group of an example (hop count for multi-hop QA); absent: one group. */
   groupOf?(example: Example): number | string;
-  /** An example's kind (multi-hop QA: its question template), for `sft.balanceKinds`/`train.balanceKinds`. */
-  kindOf?(example: Example): string;
+  /** What the groups are called in the table ('hops'), and a group's column name ('2-hop'). */
+  groupName?: string;
+  groupLabel?(group: number | string): string;
   /** Rows of the task's model-free baselines on `examples` (e.g. naive RAG), for the results table. */
   baselines?(examples: readonly Example[]): Promise<ResultRow[]>;
   makeEnv(): AgentEnv<Example>;
   codec: TextCodec;
   vocabSize: number;
+  /**
+   * The tokenizer behind `codec`, when it is data (a trained BPE): saved with each checkpoint, so that a
+   * policy is never paired with a tokenizer other than the one it was trained with.
+   */
+  tokenizer?: { toJSON(): unknown };
   stopTokens: readonly number[];
   stopStrings: readonly string[];
   /**
@@ -34,14 +57,28 @@ export interface AgentTask<Example = unknown> {
   pretrainTexts?(): readonly string[];
   /** A scripted policy for one example, for demonstrations (the supervised warm start). */
   scripted?(example: Example, index: number): TextPolicy;
+  /** The examples the RL stage draws its prompts from; absent: `train`. */
+  rlPrompts?: readonly Example[];
   /**
-   * For `sft.renameEntities` and `train.renameEntities`: a renaming of one episode's entities (found in its
-   * texts, all of them given: prompt, actions, observations), consistent across texts, with new names drawn
-   * from `generator`.
+   * Each example's weight in a stage's draws (mean 1: a pass keeps its size), e.g. to balance kinds of
+   * example; undefined draws every example alike.
+   */
+  exampleWeights?(stage: TrainingStage, examples: readonly Example[]): number[] | undefined;
+  /** The chance that a stage's episode is played with its entities renamed (`renameEntities`); absent: 0. */
+  renameChance?(stage: TrainingStage): number;
+  /**
+   * A renaming of one episode's entities (found in its texts, all of them given: prompt, actions,
+   * observations), consistent across texts, with new names drawn from `generator`: an augmentation that
+   * teaches copying names from the context instead of recalling the training set's.
    */
   renameEntities?(example: Example, texts: readonly string[], generator: Generator): EntityRenaming;
-  /** Info keys scored on the answer (e.g. 'em', 'f1'): 0 for a trajectory that never answered. */
+  /**
+   * Info keys scored on the answer, the main one first (e.g. 'em', 'f1'): 0 for a trajectory that never
+   * answered. They name the step metrics, the evaluations and the results table's columns.
+   */
   answerMetrics?: readonly string[];
+  /** The table's name of an answer metric ('EM'); default: a known name or the key. */
+  metricLabels?: Readonly<Record<string, string>>;
   /** An example made from a user's question, for `agent-r1 chat`. */
   fromQuestion?(question: string): Example;
 }
@@ -52,17 +89,28 @@ export interface EntityRenaming {
   restore(text: string): string;
 }
 
-export type TaskFactory = (config: TrainConfig) => AgentTask | Promise<AgentTask>;
+/** Builds a task from the run's config and the task's resolved options. */
+export type TaskFactory<Options = Record<string, unknown>> = (
+  config: TrainConfig,
+  options: Options,
+) => AgentTask | Promise<AgentTask>;
 
-const factories = new Map<string, TaskFactory>();
-
-export function registerTask(name: string, factory: TaskFactory): void {
-  factories.set(name, factory);
+/** A task as registered: its name, its own options (defined once, like the trainer's keys), its factory. */
+export interface TaskDefinition<Options = Record<string, unknown>> {
+  name: string;
+  /** One line for `agent-r1 keys` and error messages. */
+  description?: string;
+  /** The task's options as a `section(...)` of @agent-r1/agent's option builders; absent: none. */
+  options?: TObject;
+  create: TaskFactory<Options>;
 }
 
-export async function createTask(config: TrainConfig): Promise<AgentTask> {
-  const factory = factories.get(config.task);
-  if (!factory)
-    throw new Error(`unknown task "${config.task}" (available: ${[...factories.keys()].join(', ')})`);
-  return factory(config);
+/** A task definition whose options type follows from its schema. */
+export function defineTask<S extends TObject>(definition: {
+  name: string;
+  description?: string;
+  options: S;
+  create: TaskFactory<Static<S>>;
+}): TaskDefinition<Static<S>> {
+  return definition;
 }

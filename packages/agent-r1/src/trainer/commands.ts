@@ -7,9 +7,11 @@ import { type Trajectory, totalReward } from '../mdp/trajectory.js';
 import { createTask } from '../tasks/index.js';
 import type { AgentTask } from '../tasks/task.js';
 import { serveMultihopSearch } from '../tasks/multihop-qa/serve.js';
+import { policyFolder } from './agent-files.js';
 import { prepareBackend } from './backend-setup.js';
 import { chat } from './chat.js';
 import { demonstrate } from './demonstrations.js';
+import { describeEvaluation } from './evaluate.js';
 import { imitationReport, imitationTable } from './imitation.js';
 import {
   type TablePolicy,
@@ -19,14 +21,14 @@ import {
   resultsTable,
   tableExamples,
 } from './report.js';
-import { type ResultRow, formatResultsMatrix, writeResults } from './results.js';
+import { type ResultRow, formatResultsMatrix, tableLayout, writeResults } from './results.js';
 import { trainAgent } from './trainer.js';
 import { warmStartDir } from './warm-start.js';
 
 async function loadPolicy(ctx: CommandContext) {
   await prepareBackend(ctx.config);
   const task = await createTask(ctx.config);
-  const policy = await loadPolicyFrom(join(ctx.config.checkpoint.dir, 'policy'), ctx.config, task);
+  const policy = await loadPolicyFrom(policyFolder(ctx.config.checkpoint.dir), ctx.config, task);
   return { task, policy };
 }
 
@@ -40,11 +42,19 @@ function parsePolicyOption(spec: string): TablePolicyDir {
 }
 
 /** Prints the table; writes results.md, results.json and (when the runs have metrics) results-curves.svg. */
-function publish(ctx: CommandContext, rows: ResultRow[], out: string, title: string, runs: TablePolicyDir[]) {
-  ctx.stdout.write(`\n${title}\n\n${formatResultsMatrix(rows)}\n\n`);
-  const { md, json } = writeResults(out, rows, title);
+function publish(
+  ctx: CommandContext,
+  task: AgentTask,
+  rows: ResultRow[],
+  out: string,
+  title: string,
+  runs: TablePolicyDir[],
+) {
+  const layout = tableLayout(task);
+  ctx.stdout.write(`\n${title}\n\n${formatResultsMatrix(rows, layout)}\n\n`);
+  const { md, json } = writeResults(out, rows, title, layout);
   const curves = join(out, 'results-curves.svg');
-  const plotted = plotRunCurves(curves, runs);
+  const plotted = plotRunCurves(curves, runs, task.answerMetrics?.[0]);
   ctx.stdout.write(`results: ${md}, ${json}${plotted ? `, ${curves}` : ''}\n`);
 }
 
@@ -83,14 +93,10 @@ export const handlers: CommandHandlers = {
   async train(ctx) {
     const { config } = ctx;
     const line = (s: string) => ctx.stdout.write(`${s}\n`);
-    line(await prepareBackend(config));
     const task = await createTask(config);
     const result = await trainAgent(config, task, { log: line });
     const last = result.evaluations.at(-1);
-    if (last)
-      line(
-        `final validation: reward ${last.evaluation.reward.toFixed(3)}, EM ${last.evaluation.em.toFixed(3)}`,
-      );
+    if (last) line(`final validation: ${describeEvaluation(last.evaluation)}`);
     line(`metrics: ${join(config.log.dir, 'metrics.jsonl')}, curves: ${join(config.log.dir, 'curves.svg')}`);
     // An RL run ends with the results table where the task has a held-out split: baselines, the policy the
     // RL stage started from (the warm start's, or `init`) and the trained one.
@@ -101,7 +107,7 @@ export const handlers: CommandHandlers = {
         { method: methodName(config), policy: result.policy },
       ];
       const rows = await resultsTable(task, config, policies, tableExamples(task, config));
-      publish(ctx, rows, config.log.dir, `${task.name}: test split`, [
+      publish(ctx, task, rows, config.log.dir, `${task.name}: ${task.testSource ?? 'test split'}`, [
         { method: methodName(config), dir: join(config.checkpoint.dir, 'policy') },
       ]);
     }
@@ -118,11 +124,13 @@ export const handlers: CommandHandlers = {
     const split = options.split ?? (task.test ? 'test' : 'validation');
     const examples = tableExamples(task, config, split);
     const rows = await resultsTable(task, config, runs, examples);
+    const source = split === 'test' ? (task.testSource ?? 'test split') : 'validation split';
     publish(
       ctx,
+      task,
       rows,
       options.out ?? config.log.dir,
-      `${task.name}: ${split} split (${examples.length} questions)`,
+      `${task.name}: ${source} (${examples.length} examples)`,
       runs,
     );
     if (options.imitation) await printImitation(ctx, task, runs, examples);

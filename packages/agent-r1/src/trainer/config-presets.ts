@@ -45,21 +45,28 @@ export const presets: Record<string, PartialTrainConfig> = {
     log: { dir: 'runs/reveal' },
   },
   /**
-   * Multi-hop QA with the search tool, the main job (`npm run train`): a policy with a copy head (with
-   * match evidence and a source gate: they lift greedy validation EM from 0.18 to 0.45 at 300 steps); a warm
-   * start of 1,000 steps (a cosine decay of the rate) on the successful scripted-searcher demonstrations of
-   * every training question (actions, plus the context at half weight), nine in ten of them with their
-   * entities renamed each pass, so that the policy learns to copy names rather than recall them, and the
-   * rare question kinds repeated (kinds balanced halfway); then 40 GRPO steps on every training question,
-   * nine in ten renamed the same way, kinds balanced the same way, with a KL penalty to the warm start;
-   * then the results table on the test split. Measured time on two cores in docs/results.md.
+   * Multi-hop QA with the search tool, the main job (`npm run train`): a policy with a copy head (with match
+   * evidence and a source gate) so that a small model can copy the names it has just read; a warm start of
+   * 1,000 steps on the successful scripted-searcher demonstrations of every training question (actions,
+   * plus the context at half weight), nine in ten with their entities renamed each pass, so that the
+   * policy learns to copy names rather than recall them, and the rare question kinds repeated (kinds
+   * balanced halfway); then 40 GRPO steps on every training question, renamed and balanced the same way,
+   * with a KL penalty to the warm start; then the results table on the test split. What each choice did,
+   * measured, is in docs/history.md.
    */
   multihop: {
     task: 'multihop-qa',
+    taskOptions: {
+      // Renaming in RL too: without it RL rewards recalling the training countries' capitals, which the
+      // test split's unfamiliar places punish.
+      renameEntities: { warmStart: 0.9, rl: 0.9 },
+      // A kind's share goes as the square root of its count: the rare 3-hop chains are seen often enough to
+      // be learnt, without the common kinds being starved (a full balance did worse).
+      balanceKinds: { warmStart: 0.5, rl: 0.5 },
+    },
     model: {
       dModel: 64,
-      // 3 layers: on data v2 (every bridge fact within the search snippet) they lifted the warm start's EM
-      // by 15.4 (validation) and 11.1 (test) points over 2 layers; on v1 they did not (docs/results.md).
+      // 3 layers: once every bridge fact fits in a search snippet, the third layer is what chains them.
       layers: 3,
       heads: 4,
       kvHeads: 2,
@@ -69,9 +76,7 @@ export const presets: Record<string, PartialTrainConfig> = {
       copySourceGate: true,
     },
     rollout: MULTIHOP_ROLLOUT,
-    // A KL penalty to the warm start (0.1): from the kind-balanced warm start, plain GRPO lowered greedy
-    // validation EM (0.876 → 0.835) and lost 3-hop chains; with the penalty it kept validation (0.871) and
-    // raised test 2- and 3-hop EM (docs/results.md).
+    // A KL penalty to the warm start (0.1): plain GRPO drifted from the warm start and lost 3-hop chains.
     algorithm: { name: 'grpo', klCoef: 0.1 },
     sft: {
       steps: 1000,
@@ -79,16 +84,10 @@ export const presets: Record<string, PartialTrainConfig> = {
       batchSize: 16,
       lr: 0.01,
       warmupSteps: 20,
-      // Decaying to a tenth: the constant rate's loss stalled after ~700 steps and spiked past 1,400 (1,200
-      // steps of this schedule did no better than 1,000: docs/results.md).
+      // Decaying to a tenth: at a constant rate the loss stalls and then spikes late in the stage.
       schedule: 'cosine',
       minLrRatio: 0.1,
       contextWeight: 0.5,
-      renameEntities: 0.9,
-      // A kind's share of each pass goes as the square root of its count: 3-hop chains (7% of the
-      // demonstrations) get 14%. Full validation EM of the warm start 0.696 → 0.876, 3-hop test EM
-      // 0.265 → 0.714; balancing fully (1) did worse (0.594 on the trainer's 128 validation questions).
-      balanceKinds: 0.5,
       successfulOnly: true,
     },
     train: {
@@ -98,12 +97,6 @@ export const presets: Record<string, PartialTrainConfig> = {
       microBatchSize: 8,
       lr: 0.0003,
       warmupSteps: 0,
-      // Renamed entities in RL too, nine episodes in ten, on every question: from one warm start, greedy
-      // validation EM 0.757 (plain GRPO on the 2- and 3-hop questions, the preset until then), 0.732
-      // (renaming, 2- and 3-hop), 0.827 (renaming, every question). Without renaming RL rewards recalling
-      // the training countries' capitals, which test's unfamiliar places punish (docs/results.md).
-      renameEntities: 0.9,
-      balanceKinds: 0.5,
     },
     eval: { every: 20, examples: 128 },
     checkpoint: { dir: 'runs/multihop/checkpoints', every: 10 },

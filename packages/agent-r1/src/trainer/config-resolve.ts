@@ -1,42 +1,27 @@
-/** Resolving a config: defaults ← preset ← file ← overrides, merged and validated. */
+/** Resolving a config: defaults ← preset ← file ← overrides, merged and validated, the task's options too. */
 import { readFileSync } from 'node:fs';
 import { extname } from 'node:path';
 import { parse as parseYaml } from 'yaml';
-import { DEFAULT_CONFIG, type PartialTrainConfig, type TrainConfig } from './config.js';
-import { presets } from './config-presets.js';
+import { mergeTrees } from '../options/merge.js';
+import { type TSchema, isOptionalKey, keyPaths, nodeAt } from '../options/schema.js';
 import {
   ConfigError,
-  allPaths,
   closest,
-  fieldAt,
   isPlainObject,
   kindOf,
+  setAt,
   show,
   unknownKey,
-  validate,
-  validateConfig,
-  validatePartialConfig,
-} from './config-schema.js';
+  validateKey,
+} from '../options/validate.js';
+import { resolveTaskOptions, taskDefinition } from '../tasks/registry.js';
+import { DEFAULT_CONFIG, type PartialTrainConfig, type TrainConfig, TrainConfigSchema } from './config.js';
+import { presets } from './config-presets.js';
+import { validateConfig, validatePartialConfig } from './config-schema.js';
 
-function clone<T>(v: T): T {
-  return structuredClone(v);
-}
-
-/** Deep-merges `over` into `base` (in place); `null` removes an optional key. */
-function mergeInto(base: Record<string, unknown>, over: Record<string, unknown>): void {
-  for (const [k, v] of Object.entries(over)) {
-    if (v === undefined) continue;
-    if (v === null) delete base[k];
-    else if (isPlainObject(v) && isPlainObject(base[k])) mergeInto(base[k], v);
-    else base[k] = clone(v);
-  }
-}
-
-/** Deep-merges partial configs left to right over a copy of `base`. */
+/** Deep-merges partial configs left to right over a copy of `base`; `null` removes an optional key. */
 export function mergeConfig(base: TrainConfig, ...layers: (PartialTrainConfig | undefined)[]): TrainConfig {
-  const out = clone(base) as unknown as Record<string, unknown>;
-  for (const layer of layers) if (layer) mergeInto(out, layer as Record<string, unknown>);
-  return out as unknown as TrainConfig;
+  return mergeTrees(base, ...layers) as TrainConfig;
 }
 
 /** Reads a JSON or YAML config file (by extension; anything else is read as YAML, a superset of JSON). */
@@ -74,12 +59,18 @@ export function parseOverrideValue(text: string): unknown {
   }
 }
 
+const TASK_OPTIONS = 'taskOptions';
+
 /**
  * Parses `key.sub=value` overrides into a partial config. Values are JSON when they parse (`3e-4`, `true`,
  * `[1,2]`, `"4"`), else strings; for string-valued keys the text is kept as is (`checkpoint.dir=2024`),
- * and `null` removes an optional key.
+ * and `null` removes an optional key. `taskOptions.*` keys are checked against `taskOptions` (a task's
+ * options schema) when one is given, and left to the task's resolution otherwise.
  */
-export function parseOverrides(overrides: readonly string[]): PartialTrainConfig {
+export function parseOverrides(
+  overrides: readonly string[],
+  task?: { name: string; options?: TSchema },
+): PartialTrainConfig {
   const out: Record<string, unknown> = {};
   for (const item of overrides) {
     const eq = item.indexOf('=');
@@ -87,28 +78,38 @@ export function parseOverrides(overrides: readonly string[]): PartialTrainConfig
     if (eq < 0 || key === '' || key.split('.').some((p) => p === ''))
       throw new ConfigError(`override ${show(item)} must look like key.sub=value`);
     const raw = item.slice(eq + 1);
-    const field = fieldAt(key);
-    if (!field) throw unknownKey(key);
+    const inTask = key === TASK_OPTIONS || key.startsWith(`${TASK_OPTIONS}.`);
+    const schema = inTask ? task?.options : TrainConfigSchema;
+    const sub = inTask ? key.slice(TASK_OPTIONS.length + 1) : key;
+    const place = inTask ? { prefix: TASK_OPTIONS, owner: task && `task ${show(task.name)}` } : {};
+    const field = schema && sub !== '' ? nodeAt(schema, sub) : undefined;
+    if (schema && sub !== '' && !field) throw unknownKey(schema, sub, place);
     let value = parseOverrideValue(raw);
-    if ((field.kind === 'string' || field.kind === 'enum') && typeof value !== 'string') value = raw;
-    if (value === null && !(field.kind === 'number' && field.optional))
+    if ((field?.type === 'string' || field?.enum) && typeof value !== 'string') value = raw;
+    const optional = field !== undefined && schema !== undefined && isOptionalKey(schema, sub);
+    if (value === null && !optional)
       throw new ConfigError(`${show(key)} cannot be null (only optional keys can be unset)`, key);
-    if (value !== null) validate(field, value, key, true);
-    const parts = key.split('.');
-    let node = out;
-    for (const p of parts.slice(0, -1)) {
-      if (!isPlainObject(node[p])) node[p] = {};
-      node = node[p] as Record<string, unknown>;
-    }
-    const last = parts[parts.length - 1];
-    if (isPlainObject(value) && isPlainObject(node[last]))
-      mergeInto(node[last] as Record<string, unknown>, value);
-    else node[last] = value;
+    if (value !== null && schema && sub !== '') validateKey(schema, sub, value, place);
+    const current = valueAt(out, key);
+    if (isPlainObject(value) && isPlainObject(current)) mergeInto(current, value);
+    else setAt(out, key, value);
   }
   return out as PartialTrainConfig;
 }
 
+function valueAt(tree: Record<string, unknown>, path: string): unknown {
+  let v: unknown = tree;
+  for (const p of path.split('.')) v = isPlainObject(v) ? v[p] : undefined;
+  return v;
+}
+
+function mergeInto(base: Record<string, unknown>, over: Record<string, unknown>): void {
+  Object.assign(base, mergeTrees(base, over));
+}
+
 export interface ResolveConfigOptions {
+  /** A config to start from instead of the defaults (e.g. a checkpoint's, from its agent.json). */
+  base?: PartialTrainConfig;
   /** A name in `presets`. */
   preset?: string;
   /** A JSON or YAML file. */
@@ -117,28 +118,44 @@ export interface ResolveConfigOptions {
   overrides?: readonly string[] | PartialTrainConfig;
 }
 
-/** The config of a run: defaults ← preset ← file ← overrides, validated. */
-export function resolveConfig(options: ResolveConfigOptions = {}): TrainConfig {
-  let preset: PartialTrainConfig | undefined;
-  if (options.preset !== undefined) {
-    if (!Object.hasOwn(presets, options.preset)) {
-      const names = Object.keys(presets);
-      const near = closest(options.preset, names);
-      throw new ConfigError(
-        `unknown preset ${show(options.preset)}${near ? ` (did you mean ${show(near)}?)` : ''}; ` +
-          `known: ${names.join(', ')}`,
-      );
-    }
-    preset = validatePartialConfig(presets[options.preset]);
+function presetLayer(name: string | undefined): PartialTrainConfig | undefined {
+  if (name === undefined) return undefined;
+  if (!Object.hasOwn(presets, name)) {
+    const names = Object.keys(presets);
+    const near = closest(name, names);
+    throw new ConfigError(
+      `unknown preset ${show(name)}${near ? ` (did you mean ${show(near)}?)` : ''}; known: ${names.join(', ')}`,
+    );
   }
+  return validatePartialConfig(presets[name]);
+}
+
+/** The task an override list names (`task=…`), if any. */
+function taskOverride(overrides: readonly string[]): string | undefined {
+  const last = overrides.filter((o) => /^\s*task\s*=/.test(o)).at(-1);
+  return last === undefined ? undefined : last.slice(last.indexOf('=') + 1);
+}
+
+/**
+ * The config of a run: defaults ← base ← preset ← file ← overrides, validated; `taskOptions` becomes the named
+ * task's complete options (its defaults ← what was given), checked against the task's schema.
+ */
+export function resolveConfig(options: ResolveConfigOptions = {}): TrainConfig {
+  const preset = presetLayer(options.preset);
   const file = options.file !== undefined ? loadConfigFile(options.file) : undefined;
   const o = options.overrides;
-  const overrides =
-    o === undefined ? undefined : Array.isArray(o) ? parseOverrides(o) : validatePartialConfig(o);
-  return validateConfig(mergeConfig(DEFAULT_CONFIG, preset, file, overrides));
+  let overrides: PartialTrainConfig | undefined;
+  if (Array.isArray(o)) {
+    const task = taskOverride(o) ?? file?.task ?? preset?.task ?? options.base?.task ?? DEFAULT_CONFIG.task;
+    overrides = parseOverrides(o, taskDefinition(task));
+  } else if (o !== undefined) overrides = validatePartialConfig(o);
+  const base = options.base === undefined ? undefined : validatePartialConfig(options.base);
+  const config = validateConfig(mergeConfig(DEFAULT_CONFIG, base, preset, file, overrides));
+  config.taskOptions = resolveTaskOptions(config);
+  return config;
 }
 
 /** The leaf key paths of the config ('seed', 'model.dModel', ...), e.g. for help text. */
 export function configKeys(): string[] {
-  return allPaths().filter((p) => fieldAt(p)?.kind !== 'object');
+  return keyPaths(TrainConfigSchema).filter((p) => nodeAt(TrainConfigSchema, p)?.properties === undefined);
 }

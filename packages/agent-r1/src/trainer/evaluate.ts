@@ -1,4 +1,7 @@
-/** Greedy evaluation: one trajectory per example at temperature 0, summarised as reward, EM and tool use. */
+/**
+ * Greedy evaluation: one trajectory per example at temperature 0, summarised as reward, the task's answer
+ * metrics (a trajectory that never answered scores 0) and tool use.
+ */
 import type { TransformerLM } from '@agent-r1/nn';
 import { Generator } from '@agent-r1/tensor';
 import { totalReward } from '../mdp/trajectory.js';
@@ -10,8 +13,8 @@ import { meanInfo } from './rl-step.js';
 
 export interface Evaluation {
   reward: number;
-  em: number;
-  f1: number;
+  /** Each of the task's answer metrics (`AgentTask.answerMetrics`), by key. */
+  scores: Record<string, number>;
   toolCalls: number;
   turns: number;
   trajectories: Trajectory[];
@@ -38,10 +41,26 @@ export async function evaluate<Example>(
   const n = Math.max(trajectories.length, 1);
   return {
     reward: trajectories.reduce((s, t) => s + totalReward(t), 0) / n,
-    em: meanInfo(trajectories, 'em', task.answerMetrics?.includes('em')),
-    f1: meanInfo(trajectories, 'f1', task.answerMetrics?.includes('f1')),
+    scores: Object.fromEntries((task.answerMetrics ?? []).map((k) => [k, meanInfo(trajectories, k, true)])),
     toolCalls: trajectories.reduce((s, t) => s + t.toolCalls.length, 0) / n,
     turns: trajectories.reduce((s, t) => s + t.turns.length, 0) / n,
     trajectories,
   };
+}
+
+/** The metrics-log key of a validation metric: 'em' → 'valEm'. */
+export const validationKey = (metric: string) => `val${metric[0].toUpperCase()}${metric.slice(1)}`;
+
+/** An evaluation as metrics-log fields: valReward and val<Metric> for each answer metric. */
+export function validationRecord(e: Pick<Evaluation, 'reward' | 'scores'>): Record<string, number> {
+  return {
+    valReward: e.reward,
+    ...Object.fromEntries(Object.entries(e.scores).map(([k, v]) => [validationKey(k), v])),
+  };
+}
+
+/** An evaluation in one line: reward, each answer metric, tool calls per episode. */
+export function describeEvaluation(e: Pick<Evaluation, 'reward' | 'scores' | 'toolCalls'>): string {
+  const scores = Object.entries(e.scores).map(([k, v]) => `, ${k} ${v.toFixed(3)}`);
+  return `reward ${e.reward.toFixed(3)}${scores.join('')}, tools ${e.toolCalls.toFixed(2)}`;
 }

@@ -25,10 +25,11 @@ export async function initPolicy(policy: TransformerLM, dir: string): Promise<vo
       ...unexpected.filter((name) => !name.startsWith('valueHead.')).map((n) => `unexpected ${n}`),
       ...mismatched.map((m) => `${m.name}: expected ${m.expected}, got ${m.got}`),
     ];
-    if (problems.length > 0)
-      throw new Error(
-        `policy ${dir}: the checkpoint does not fit this model's config: ${problems.join('; ')}`,
-      );
+    if (problems.length > 0) {
+      const shown = problems.slice(0, 2).join('; ');
+      const more = problems.length > 2 ? ` and ${problems.length - 2} more` : '';
+      throw new Error(`policy ${dir}: the checkpoint does not fit this model's config (${shown}${more})`);
+    }
     loadStateDict(policy, tensors, { strict: false, source: file });
   } finally {
     dispose(Object.values(tensors));

@@ -38,3 +38,14 @@ export function sampleExamples<E>(
     : randomPermutation(examples.length, generator);
   return Array.from({ length: count }, (_, i) => examples[order[i % order.length]]);
 }
+
+/**
+ * How many times each example appears in one pass: its weight rounded down, plus one with the chance of
+ * the fraction left (so the expected count is the weight). Whole weights draw nothing from `generator`.
+ */
+export function repeatCounts(weights: readonly number[], generator: Generator): number[] {
+  return weights.map((w) => {
+    const whole = Math.floor(w);
+    return w === whole ? whole : whole + (generator.random() < w - whole ? 1 : 0);
+  });
+}

@@ -8,6 +8,7 @@
  */
 import { join } from 'node:path';
 import { AdamW, type TransformerLM, saveCheckpoint } from '@agent-r1/nn';
+import { agentFiles } from './agent-files.js';
 import { Generator } from '@agent-r1/tensor';
 import { startTrajectory } from '../mdp/trajectory.js';
 import type { TextCodec } from '../rollout/config.js';
@@ -93,7 +94,8 @@ export async function pretrain<E>(
     );
   // Its own stream (seed + 4). Not checkpointed: a resumed stage replays the draws of the steps it skips.
   const generator = new Generator(config.seed + 4);
-  const save = () => saveCheckpoint(dir, { model: policy, optimizer, state });
+  const save = () =>
+    saveCheckpoint(dir, { model: policy, optimizer, state, files: agentFiles(config, task, policy) });
   const metrics = openMetricsLog(config.log.dir, { fileName: PRETRAIN_METRICS, fromStep: state.step + 1 });
   const lrScale = lrMultiplier(options);
   const progress = createProgress({ label: 'pretrain', mode: config.log.progress });

@@ -5,13 +5,15 @@
  */
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import type { TransformerLM } from '@agent-r1/nn';
+import { MODEL_FILE, TransformerLM } from '@agent-r1/nn';
 import type { AgentTask } from '../tasks/task.js';
+import { checkTaskFits, readAgentDescription } from './agent-files.js';
 import type { TrainConfig } from './config.js';
 import { initPolicy } from './init.js';
 import { readMetrics } from './metrics-log.js';
 import { buildPolicy } from './models.js';
 import { type PlotSeries, writeSvgPlot } from './plot.js';
+import { validationKey } from './evaluate.js';
 import { type ResultRow, policyRows } from './results.js';
 
 const ALGORITHM_NAMES: Record<string, string> = {
@@ -41,15 +43,23 @@ export function tableExamples<E>(
 /** A policy of the table: a name and a checkpoint folder (with model.safetensors), or a live model. */
 export type TablePolicy = { method: string } & ({ dir: string } | { policy: TransformerLM });
 
-/** Loads a policy checkpoint folder into a model of the config's shape (errors name the folder and key). */
+/**
+ * Loads a policy checkpoint folder: a self-describing one (agent.json) into the model it describes, after
+ * checking that `task` is the one it was trained on; an older one into a model of the config's shape.
+ * Errors name the folder and what does not fit, in one line.
+ */
 export async function loadPolicyFrom<E>(
   dir: string,
   config: TrainConfig,
   task: AgentTask<E>,
 ): Promise<TransformerLM> {
-  if (!existsSync(join(dir, 'model.safetensors')))
-    throw new Error(`policy ${dir}: no model.safetensors there (is it a checkpoint folder?)`);
-  const policy = buildPolicy(config, task.vocabSize);
+  if (!existsSync(join(dir, MODEL_FILE)))
+    throw new Error(`policy ${dir}: no ${MODEL_FILE} there (is it a checkpoint folder?)`);
+  const description = readAgentDescription(dir);
+  if (description) checkTaskFits(dir, description, task as AgentTask<unknown>);
+  const policy = description
+    ? new TransformerLM({ ...description.model, device: config.backend })
+    : buildPolicy(config, task.vocabSize);
   try {
     // A PPO policy's value head is not needed to act: it may be there or not.
     await initPolicy(policy, dir);
@@ -88,18 +98,31 @@ function metricsFileOf(dir: string): string | undefined {
   return undefined;
 }
 
-/** Plots the validation EM of each policy's run (where its metrics.jsonl is found) into `path`. */
-export function plotRunCurves(path: string, policies: readonly { method: string; dir: string }[]): boolean {
+/**
+ * Plots the validation curve of the task's main answer metric (`metric`, e.g. 'em') of each policy's run
+ * (where its metrics.jsonl is found) into `path`; nothing without a metric.
+ */
+export function plotRunCurves(
+  path: string,
+  policies: readonly { method: string; dir: string }[],
+  metric: string | undefined,
+): boolean {
+  if (metric === undefined) return false;
+  const key = validationKey(metric);
   const series: PlotSeries[] = [];
   for (const p of policies) {
     const file = metricsFileOf(p.dir);
     if (!file) continue;
     const points = readMetrics(file)
-      .filter((r) => Number.isFinite(r.valEm))
-      .map((r) => [r.step, r.valEm] as const);
+      .filter((r) => Number.isFinite(r[key]))
+      .map((r) => [r.step, r[key]] as const);
     if (points.length > 0) series.push({ name: p.method, points });
   }
   if (series.length === 0) return false;
-  writeSvgPlot(path, series, { title: 'validation EM during RL', xLabel: 'RL step', yLabel: 'EM (greedy)' });
+  writeSvgPlot(path, series, {
+    title: `validation ${metric} during RL`,
+    xLabel: 'RL step',
+    yLabel: `${metric} (greedy)`,
+  });
   return true;
 }

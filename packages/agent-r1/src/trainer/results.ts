@@ -1,30 +1,44 @@
 /**
- * The results table (the paper's): one row per method and group of examples (hop count for multi-hop QA,
- * plus 'all'), with EM, F1 and substring EM. Rows come from a task's model-free baselines and from greedy
- * evaluation of trained policies; the table is printed as markdown and written as markdown + JSON.
+ * The results table (the paper's): one row per method and group of examples (e.g. hop count, plus 'all'),
+ * with the mean of each answer metric the task names (`AgentTask.answerMetrics`). Rows come from a task's
+ * model-free baselines and from greedy evaluation of trained policies; the table is printed as markdown
+ * and written as markdown + JSON.
  */
 import { join } from 'node:path';
 import { type TransformerLM, writeFileAtomicSync } from '@agent-r1/nn';
 import type { RolloutLimits } from '../rollout/config.js';
-import type { AgentTask } from '../tasks/task.js';
+import type { AgentTask, ResultRow } from '../tasks/task.js';
 import { evaluate } from './evaluate.js';
 
-export interface ResultRow {
-  method: string;
-  /** The group (e.g. hop count), or 'all'. */
-  group: number | string;
-  n: number;
-  em: number;
-  f1: number;
-  subEm: number;
-}
+export type { ResultRow };
 
 /** One scored example: its group and its answer's scores. */
 export interface ScoredExample {
   group: number | string;
-  em: number;
-  f1: number;
-  subEm: number;
+  scores: Record<string, number>;
+}
+
+/** How the table names things: its group column and groups, its metrics (the first two in the matrix). */
+export interface TableLayout {
+  metrics: readonly string[];
+  labels: Readonly<Record<string, string>>;
+  groupName: string;
+  groupLabel(group: number | string): string;
+}
+
+const KNOWN_LABELS: Readonly<Record<string, string>> = { em: 'EM', f1: 'F1', subEm: 'subEM' };
+
+/** The layout of a task's tables. */
+export function tableLayout(
+  task: Pick<AgentTask, 'answerMetrics' | 'metricLabels' | 'groupName' | 'groupLabel'>,
+): TableLayout {
+  const metrics = task.answerMetrics ?? [];
+  return {
+    metrics,
+    labels: Object.fromEntries(metrics.map((m) => [m, task.metricLabels?.[m] ?? KNOWN_LABELS[m] ?? m])),
+    groupName: task.groupName ?? 'group',
+    groupLabel: task.groupLabel ?? ((g) => String(g)),
+  };
 }
 
 const compareGroups = (a: number | string, b: number | string) =>
@@ -43,11 +57,12 @@ export function aggregateRows(method: string, scored: readonly ScoredExample[]):
   const groups = new Map<number | string, ScoredExample[]>();
   for (const s of scored) groups.set(s.group, [...(groups.get(s.group) ?? []), s]);
   groups.set('all', [...scored]);
+  const keys = [...new Set(scored.flatMap((s) => Object.keys(s.scores)))];
   return [...groups.keys()].sort(compareGroups).map((group) => {
     const xs = groups.get(group) ?? [];
-    const mean = (k: 'em' | 'f1' | 'subEm') =>
-      xs.length === 0 ? 0 : xs.reduce((s, x) => s + x[k], 0) / xs.length;
-    return { method, group, n: xs.length, em: mean('em'), f1: mean('f1'), subEm: mean('subEm') };
+    const mean = (k: string) =>
+      xs.length === 0 ? 0 : xs.reduce((s, x) => s + (x.scores[k] ?? 0), 0) / xs.length;
+    return { method, group, n: xs.length, scores: Object.fromEntries(keys.map((k) => [k, mean(k)])) };
   });
 }
 
@@ -55,8 +70,8 @@ const score = (info: Record<string, unknown>, key: string) =>
   typeof info[key] === 'number' ? (info[key] as number) : 0;
 
 /**
- * Greedy evaluation of a policy, scored per example: a trajectory that never answered scores 0. The group
- * is `task.groupOf(example)` when the task defines it, else 'all' only.
+ * Greedy evaluation of a policy, scored per example on the task's answer metrics: a trajectory that never
+ * answered scores 0. The group is `task.groupOf(example)` when the task defines it, else 'all' only.
  */
 export async function policyRows<E>(
   method: string,
@@ -68,34 +83,38 @@ export async function policyRows<E>(
   const { trajectories } = await evaluate(policy, task, examples, limits);
   const scored = trajectories.map((t) => ({
     group: task.groupOf ? task.groupOf(examples[t.group]) : 'all',
-    em: score(t.info, 'em'),
-    f1: score(t.info, 'f1'),
-    subEm: score(t.info, 'subEm'),
+    scores: Object.fromEntries((task.answerMetrics ?? []).map((k) => [k, score(t.info, k)])),
   }));
   return aggregateRows(method, scored);
 }
 
-/** A markdown table: method, group, n, EM, F1, substring EM. */
-export function formatResultsTable(rows: readonly ResultRow[], groupName = 'hops'): string {
-  const f = (x: number) => x.toFixed(3);
+const f3 = (x: number | undefined) => (x === undefined ? '–' : x.toFixed(3));
+
+/** A markdown table: method, group, n, and each metric. */
+export function formatResultsTable(rows: readonly ResultRow[], layout: TableLayout): string {
+  const { metrics, labels } = layout;
   return [
-    `| method | ${groupName} | n | EM | F1 | subEM |`,
-    '|---|---|---:|---:|---:|---:|',
-    ...rows.map((r) => `| ${r.method} | ${r.group} | ${r.n} | ${f(r.em)} | ${f(r.f1)} | ${f(r.subEm)} |`),
+    `| method | ${layout.groupName} | n | ${metrics.map((m) => labels[m]).join(' | ')} |`,
+    `|---|---|---:|${metrics.map(() => '---:').join('|')}|`,
+    ...rows.map(
+      (r) => `| ${r.method} | ${r.group} | ${r.n} | ${metrics.map((m) => f3(r.scores[m])).join(' | ')} |`,
+    ),
   ].join('\n');
 }
 
-/** A compact table with one row per method and EM/F1 columns per group: the paper's layout. */
-export function formatResultsMatrix(rows: readonly ResultRow[]): string {
+/** A compact table with one row per method and a column per group of the first two metrics: the paper's layout. */
+export function formatResultsMatrix(rows: readonly ResultRow[], layout: TableLayout): string {
+  const shown = layout.metrics.slice(0, 2);
   const methods = [...new Set(rows.map((r) => r.method))];
   const groups = [...new Set(rows.map((r) => r.group))].sort(compareGroups);
   const cell = (m: string, g: number | string) => {
     const r = rows.find((x) => x.method === m && x.group === g);
-    return r ? `${r.em.toFixed(3)} / ${r.f1.toFixed(3)}` : '–';
+    return r ? shown.map((k) => f3(r.scores[k])).join(' / ') : '–';
   };
-  const name = (g: number | string) => (typeof g === 'number' ? `${g}-hop` : String(g));
+  const name = (g: number | string) => (g === 'all' ? 'all' : layout.groupLabel(g));
+  const what = shown.map((k) => layout.labels[k]).join(' / ');
   return [
-    `| method | ${groups.map((g) => `${name(g)} EM / F1`).join(' | ')} |`,
+    `| method | ${groups.map((g) => `${name(g)} ${what}`).join(' | ')} |`,
     `|---|${groups.map(() => '---:').join('|')}|`,
     ...methods.map((m) => `| ${m} | ${groups.map((g) => cell(m, g)).join(' | ')} |`),
   ].join('\n');
@@ -106,12 +125,13 @@ export function writeResults(
   dir: string,
   rows: readonly ResultRow[],
   title: string,
+  layout: TableLayout,
 ): { md: string; json: string } {
   const md = join(dir, 'results.md');
   const json = join(dir, 'results.json');
   writeFileAtomicSync(
     md,
-    `# ${title}\n\n${formatResultsMatrix(rows)}\n\nPer group, with substring EM:\n\n${formatResultsTable(rows)}\n`,
+    `# ${title}\n\n${formatResultsMatrix(rows, layout)}\n\nPer group, with every metric:\n\n${formatResultsTable(rows, layout)}\n`,
   );
   writeFileAtomicSync(json, `${JSON.stringify(rows, null, 2)}\n`);
   return { md, json };

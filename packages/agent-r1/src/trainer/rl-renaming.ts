@@ -1,5 +1,5 @@
 /**
- * `train.renameEntities`: the entity renaming of the warm start, carried into RL. Each step draws, for each
+ * Entity renaming in RL (`AgentTask.renameChance('rl')`), as in the warm start. Each step draws, for each
  * of its examples with that chance, one renaming that every sample of the example's group shares; the
  * names come from the example's scripted demonstration (recorded once per example), as in the warm start.
  */
@@ -11,18 +11,18 @@ import { demonstrationTexts, recordDemonstration } from './demonstrations.js';
 /** The renamings of one step's examples (an example left out keeps its names). */
 export type StepRenamings<E> = (examples: readonly E[]) => Promise<Map<E, EntityRenaming>>;
 
-/** Null when `train.renameEntities` is 0; throws when the task cannot rename. */
+/** Null when the task renames nothing in RL; throws when it asks for renaming it cannot do. */
 export function rlRenamings<E>(
   config: TrainConfig,
   task: AgentTask<E>,
   generator: Generator,
 ): StepRenamings<E> | null {
-  const chance = config.train.renameEntities;
+  const chance = task.renameChance?.('rl') ?? 0;
   if (chance === 0) return null;
   const { renameEntities, scripted } = task;
   if (!renameEntities || !scripted)
     throw new Error(
-      `config: "train.renameEntities" is ${chance} but task "${task.name}" has no entity renaming and scripted policy`,
+      `task "${task.name}" renames entities in RL (chance ${chance}) but has no renameEntities and scripted policy`,
     );
   const textsOf = new Map<E, string[]>();
   return async (examples) => {

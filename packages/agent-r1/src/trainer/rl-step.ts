@@ -30,6 +30,8 @@ export interface RlContext<Example> {
   makeEnv: () => AgentEnv<Example>;
   stopTokens: readonly number[];
   stopStrings: readonly string[];
+  /** The task's answer metrics: each is a step metric (the mean over trajectories that answered). */
+  answerMetrics: readonly string[];
   generator: Generator;
 }
 
@@ -99,7 +101,6 @@ async function collect<Example>(
         topK: r.topK || undefined,
         topP: r.topP,
         greedy: r.temperature === 0,
-        greedySamples: r.greedySamples,
       },
       stopTokens: ctx.stopTokens,
       stopStrings: ctx.stopStrings,
@@ -195,7 +196,7 @@ export async function rlStep<Example>(
   const metrics: StepMetrics = {
     reward: mean,
     rewardStd: Math.sqrt(scores.reduce((a, s) => a + (s - mean) ** 2, 0) / scores.length),
-    em: meanInfo(sampled, 'em'),
+    ...Object.fromEntries(ctx.answerMetrics.map((k) => [k, meanInfo(sampled, k)])),
     turns: sampled.reduce((n, t) => n + t.turns.length, 0) / sampled.length,
     responseLength: batch.responseLengths.reduce((a, b) => a + b, 0) / batch.size,
     actionTokens: actionTokens / trajectories.length,

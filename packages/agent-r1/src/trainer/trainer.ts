@@ -11,19 +11,25 @@ import { Generator } from '@agent-r1/tensor';
 import { RenamingEnv } from '../mdp/renaming-env.js';
 import type { AgentTask, EntityRenaming } from '../tasks/task.js';
 import type { TrainConfig } from './config.js';
-import { type Evaluation, evaluate } from './evaluate.js';
+import {
+  type Evaluation,
+  describeEvaluation,
+  evaluate,
+  validationKey,
+  validationRecord,
+} from './evaluate.js';
 import { openMetricsLog, readMetrics } from './metrics-log.js';
 import { initPolicy } from './init.js';
-import { kindWeights, mixesKinds } from './kind-balance.js';
 import { lrMultiplier } from './lr-schedule.js';
+import { agentFiles } from './agent-files.js';
 import { buildCritic, buildPolicy, freezeCopy } from './models.js';
 import { sampleExamples } from './permutation.js';
 import { plotMetrics } from './plot.js';
-import { rlPromptPool } from './prompt-pool.js';
 import { createProgress } from './progress.js';
 import { rlRenamings } from './rl-renaming.js';
 import { type RlContext, type StepMetrics, rlStep } from './rl-step.js';
 import { kernelTraceLog } from './kernel-trace-log.js';
+import { prepareBackend } from './backend-setup.js';
 import { pretrain } from './pretrain.js';
 import { warmStart } from './warm-start.js';
 
@@ -40,25 +46,22 @@ interface SavedState {
   warmStarted: boolean;
 }
 
-const PLOTTED = ['reward', 'em', 'toolCalls', 'entropy', 'valEm'];
-
 export async function trainAgent<E>(
   config: TrainConfig,
   task: AgentTask<E>,
   options: { log?: (line: string) => void } = {},
 ): Promise<TrainResult> {
   const log = options.log ?? (() => {});
-  // Before anything is built or trained: a bad `train.groups` or `train.balanceKinds` stops here.
-  const prompts = rlPromptPool(task, config.train.groups);
+  log(await prepareBackend(config));
+  const mainMetric = task.answerMetrics?.[0];
+  const prompts = task.rlPrompts ?? task.train;
   const tracer = kernelTraceLog(config);
   // A stage that throws leaves the kernels untraced for whoever catches the error.
   const stopTracing = (error: unknown): never => {
     tracer?.close();
     throw error;
   };
-  const promptWeights = mixesKinds(config.train, 'train')
-    ? kindWeights(task, prompts, config.train, 'train')
-    : undefined;
+  const promptWeights = task.exampleWeights?.('rl', prompts);
   const dir = config.checkpoint.dir;
   const policyDir = join(dir, 'policy');
   const policy = buildPolicy(config, task.vocabSize);
@@ -96,8 +99,9 @@ export async function trainAgent<E>(
   const reference = usesReference ? freezeCopy(policy) : null;
   const referenceDir = join(dir, 'reference');
   if (reference && state.step > 0) await loadCheckpoint(referenceDir, { model: reference });
+  const describe = agentFiles(config, task, policy);
   const save = async () => {
-    await saveCheckpoint(policyDir, { model: policy, optimizer, generators, state });
+    await saveCheckpoint(policyDir, { model: policy, optimizer, generators, state, files: describe });
     if (critic && criticOptimizer)
       await saveCheckpoint(join(dir, 'critic'), { model: critic, optimizer: criticOptimizer });
     if (reference) await saveCheckpoint(referenceDir, { model: reference });
@@ -115,6 +119,7 @@ export async function trainAgent<E>(
       : () => task.makeEnv(),
     stopTokens: task.stopTokens,
     stopStrings: task.stopStrings,
+    answerMetrics: task.answerMetrics ?? [],
     generator: rolloutGenerator,
   };
   const metricsLog = openMetricsLog(config.log.dir, { fromStep: state.step + 1 });
@@ -124,15 +129,13 @@ export async function trainAgent<E>(
   const runEval = async (step: number) => {
     const { trajectories: _, ...evaluation } = await evaluate(policy, task, validation, config.rollout);
     result.evaluations.push({ step, evaluation });
-    log(
-      `eval @${step}: reward ${evaluation.reward.toFixed(3)} em ${evaluation.em.toFixed(3)} tools ${evaluation.toolCalls.toFixed(2)}`,
-    );
+    log(`eval @${step}: ${describeEvaluation(evaluation)}`);
     return evaluation;
   };
   // The starting point (after the warm start), so the curve of validation EM begins before any RL.
   if (state.step === 0 && config.eval.every > 0 && validation.length > 0) {
     const e = await runEval(0);
-    metricsLog.append(0, { valReward: e.reward, valEm: e.em });
+    metricsLog.append(0, validationRecord(e));
   }
   const progress = createProgress({ label: `rl (${config.algorithm.name})`, mode: config.log.progress });
   progress.start(config.train.steps, {}, state.step);
@@ -159,13 +162,16 @@ export async function trainAgent<E>(
     const record: StepMetrics = { ...metrics };
     if (config.eval.every > 0 && step % config.eval.every === 0 && validation.length > 0) {
       const e = await runEval(step);
-      Object.assign(record, { valReward: e.reward, valEm: e.em });
+      Object.assign(record, validationRecord(e));
     }
     metricsLog.append(step, record);
     result.metrics.push(record);
     result.steps++;
     state.step = step;
-    progress.update(step, { reward: metrics.reward, em: metrics.em });
+    progress.update(step, {
+      reward: metrics.reward,
+      ...(mainMetric ? { [mainMetric]: metrics[mainMetric] } : {}),
+    });
     if (config.checkpoint.every > 0 && step % config.checkpoint.every === 0) await save();
   }
   progress.stop();
@@ -174,8 +180,10 @@ export async function trainAgent<E>(
   if (validation.length > 0 && result.evaluations.at(-1)?.step !== state.step) await runEval(state.step);
   await save();
   const records = readMetrics(metricsLog.path);
+  const plotted = ['reward', ...(mainMetric ? [mainMetric] : []), 'toolCalls', 'entropy'];
+  if (mainMetric) plotted.push(validationKey(mainMetric));
   if (records.length > 0)
-    plotMetrics(join(config.log.dir, 'curves.svg'), records, PLOTTED, {
+    plotMetrics(join(config.log.dir, 'curves.svg'), records, plotted, {
       title: `${task.name}: ${config.algorithm.name}`,
     });
   reference?.dispose();

@@ -6,6 +6,7 @@
  */
 import { join } from 'node:path';
 import { AdamW, type TransformerLM, WeightAverage, saveCheckpoint } from '@agent-r1/nn';
+import { agentFiles } from './agent-files.js';
 import { Generator } from '@agent-r1/tensor';
 import type { Trajectory } from '../mdp/trajectory.js';
 import type { AgentTask } from '../tasks/task.js';
@@ -18,10 +19,9 @@ import {
   recordDemonstration,
   rewriteDemonstration,
 } from './demonstrations.js';
-import { kindWeights, repeatCounts } from './kind-balance.js';
 import { lrMultiplier } from './lr-schedule.js';
 import { openMetricsLog } from './metrics-log.js';
-import { randomPermutation } from './permutation.js';
+import { randomPermutation, repeatCounts } from './permutation.js';
 import { createProgress } from './progress.js';
 import { sftStep } from './sft.js';
 import { resumeStage } from './stage-checkpoint.js';
@@ -134,19 +134,19 @@ export async function warmStart<E>(
     throw new Error(
       `warm start: demonstration ${tooLong} has ${original[tooLong].tokens.length} tokens, more than rollout maxLength ${limits.maxLength}`,
     );
-  const renaming = sft.renameEntities > 0 && task.renameEntities !== undefined;
-  const weights = kindWeights(
-    task,
-    recorded.map(({ example }) => example),
-    sft,
-    'sft',
-  );
+  const renameChance = task.renameChance?.('warm-start') ?? 0;
+  const renaming = renameChance > 0 && task.renameEntities !== undefined;
+  const weights =
+    task.exampleWeights?.(
+      'warm-start',
+      recorded.map(({ example }) => example),
+    ) ?? recorded.map(() => 1);
   // Its own stream (seed + 2), so that the warm start's batches do not shift the RL stage's draws. It is
   // not checkpointed: a resumed stage replays the (cheap) draws of the passes and steps it skips instead.
   const generator = new Generator(config.seed + 2);
-  /** Demonstration i, renamed with chance `sft.renameEntities` (up to RENAME_TRIES draws that fit, else as it was). */
+  /** Demonstration i, renamed with the task's chance (up to RENAME_TRIES draws that fit, else as it was). */
   const drawCopy = (i: number): Trajectory => {
-    if (!renaming || generator.random() >= sft.renameEntities) return original[i];
+    if (!renaming || generator.random() >= renameChance) return original[i];
     const { example, demo } = recorded[i];
     const texts = demonstrationTexts(demo);
     for (let attempt = 0; attempt < RENAME_TRIES; attempt++) {
@@ -161,7 +161,8 @@ export async function warmStart<E>(
     repeatCounts(weights, generator).flatMap((copies, i) =>
       Array.from({ length: copies }, () => drawCopy(i)),
     );
-  const save = () => saveCheckpoint(dir, { model: policy, optimizer, average, state });
+  const files = agentFiles(config, task, policy);
+  const save = () => saveCheckpoint(dir, { model: policy, optimizer, average, state, files });
   const metrics = openMetricsLog(config.log.dir, { fileName: WARM_START_METRICS, fromStep: state.step + 1 });
   // Called with the 1-based step: the first step already runs at lr / warmupSteps.
   const lrScale = lrMultiplier(sft);
@@ -209,7 +210,7 @@ export async function warmStart<E>(
   if (average) {
     average.copyToParams();
     state = { ...state, averaged: true };
-    await saveCheckpoint(dir, { model: policy, state });
+    await saveCheckpoint(dir, { model: policy, state, files });
   } else await save();
   release();
   const seconds = (performance.now() - started) / 1000;

@@ -7,6 +7,7 @@
  *   average.safetensors    (optional) a WeightAverage's sums by parameter name, its decay and update count
  *                          as JSON in the metadata entry "average"
  *   state.json             {format, version, step, generators: {name: {key, counter}}, state: <the trainer's>}
+ *   ...                    (optional) further files of the caller's, e.g. a description of what the model is
  *
  * saveCheckpoint writes everything into a temporary folder next to the target, flushed to disk, and renames
  * it into place, so a checkpoint folder is always complete: a crash leaves the previous checkpoint (or none)
@@ -48,6 +49,11 @@ export interface SaveCheckpointOptions {
   generators?: Record<string, Generator>;
   /** Anything else the trainer needs to resume (must survive JSON.stringify / JSON.parse). */
   state?: unknown;
+  /**
+   * Further files written into the folder with the rest, by plain file name (e.g. a description of the
+   * model, its tokenizer), so that they appear and are replaced with the checkpoint, never apart from it.
+   */
+  files?: Record<string, string | Uint8Array>;
 }
 
 export interface LoadCheckpointOptions {
@@ -198,6 +204,11 @@ async function encodeCheckpoint(contents: SaveCheckpointOptions): Promise<Map<st
     });
   }
   files.set(STATE_FILE, new TextEncoder().encode(`${json}\n`));
+  for (const [name, data] of Object.entries(contents.files ?? {})) {
+    if (CHECKPOINT_FILES.has(name) || name === '' || /[\\/]/.test(name) || name.startsWith('.'))
+      throw new Error(`saveCheckpoint: files: '${name}' is not a plain file name of the caller's own`);
+    files.set(name, typeof data === 'string' ? new TextEncoder().encode(data) : data);
+  }
   return files;
 }
 
@@ -224,7 +235,8 @@ export async function saveCheckpoint(dir: string, contents: SaveCheckpointOption
         cause: err,
       });
     });
-    const foreign = entries.filter((e) => !CHECKPOINT_FILES.has(e));
+    // The caller's own files of this save may replace those of the last one.
+    const foreign = entries.filter((e) => !CHECKPOINT_FILES.has(e) && !files.has(e));
     if (foreign.length)
       throw new Error(
         `saveCheckpoint: ${dir} holds files that are not part of a checkpoint (${foreign.join(', ')}); refusing to replace it`,

@@ -7,16 +7,18 @@
  * - no retrieval: the commonest training answer of the question's kind.
  */
 import type { EnvFactory } from '../../mdp/env.js';
-import { type ResultRow, type ScoredExample, aggregateRows } from '../../trainer/results.js';
+import { type ScoredExample, aggregateRows } from '../../trainer/results.js';
+import type { ResultRow } from '../task.js';
 import { runTextEpisode } from '../../mdp/text-episode.js';
 import type { Doc, QaExample } from './data/types.js';
 import { comparisonOptions, readAnswer, scriptedSearcher } from './scripted.js';
 import { formatSearchHits, type Searcher } from './search/index.js';
 import { multihopPrompt, scoreAnswer } from './task.js';
 
+// A user's question without a hop count is in no group but 'all' (the task then has no groups).
 const scoredExample = (q: QaExample, answer: string): ScoredExample => ({
-  group: q.hops,
-  ...scoreAnswer(answer, q.answers),
+  group: q.hops > 0 ? q.hops : 'all',
+  scores: scoreAnswer(answer, q.answers),
 });
 
 /**

@@ -18,7 +18,10 @@ import { ToolEnv } from '../../mdp/tool-env.js';
 import { exactMatch, f1Score, normalizeAnswer } from '../../rewards/qa.js';
 import { TagsFormat } from '../../tools/formats/tags.js';
 import { ToolRegistry } from '../../tools/registry.js';
-import type { AgentTask } from '../task.js';
+import { completeOptions } from '../../options/validate.js';
+import { type KindMix, kindWeights, mixesKinds } from '../kind-balance.js';
+import type { AgentTask, TrainingStage } from '../task.js';
+import { type MultihopOptions, MultihopOptionsSchema } from './options.js';
 import { noRetrievalBaseline, naiveRagBaseline, scriptedSearcherBaseline } from './baselines.js';
 import { buildMultihopDataset, DATASET_VERSION } from './data/build.js';
 import { loadCorpusJsonl, loadQuestionsJsonl } from './data/jsonl.js';
@@ -89,6 +92,28 @@ export interface MultihopTaskOptions extends MultihopEnvOptions {
 }
 
 const resources = new Map<string, MultihopResources>();
+
+/** The option key of each training stage's setting. */
+const STAGE_KEY = { 'warm-start': 'warmStart', rl: 'rl' } as const;
+
+/** The training questions of the hop counts in `spec` ('2,3'); '' all of them. */
+function questionsWithHops(train: readonly QaExample[], spec: string): readonly QaExample[] {
+  const wanted = new Set(
+    spec
+      .split(',')
+      .map((g) => g.trim())
+      .filter((g) => g !== ''),
+  );
+  if (wanted.size === 0) return train;
+  const pool = train.filter((q) => wanted.has(String(q.hops)));
+  if (pool.length === 0) {
+    const known = [...new Set(train.map((q) => String(q.hops)))].sort();
+    throw new Error(
+      `taskOptions.rlHops: no training question has ${[...wanted].join(' or ')} hops; they have ${known.join(', ')}`,
+    );
+  }
+  return pool;
+}
 
 /** The dataset and its search index, built (or loaded from the dataset cache) once per process. */
 export function loadMultihopResources(
@@ -227,31 +252,31 @@ export async function multihopTokenizer(
   return tokenizer;
 }
 
-/** Where the results table's test questions and search corpus come from: the built-in data or JSONL files. */
-export interface MultihopDataFiles {
-  /** `{"question", "golden_answers"}` JSONL replacing the test split; '' keeps it. */
-  questions?: string;
-  /** `{"id", "contents"}` JSONL replacing the search corpus; '' keeps it. */
-  corpus?: string;
-}
-
 function userCorpusIndex(path: string): SearchIndex {
   const docs = loadCorpusJsonl(path);
   if (docs.length === 0) throw new Error(`corpus ${path}: the file holds no documents`);
   return SearchIndex.build(docs);
 }
 
+/**
+ * The task as the trainer builds it: `config.taskOptions` are its options (MultihopOptionsSchema; the
+ * defaults fill what is not given), `options` what a program may set besides (cache, limits, env).
+ */
 export async function multihopQaTask(
   config: {
     rollout: { maxTurns: number };
-    eval?: MultihopDataFiles;
     algorithm?: { processRewards: boolean };
+    taskOptions?: Record<string, unknown>;
   },
   options: MultihopTaskOptions = {},
 ): Promise<AgentTask<QaExample>> {
+  const own = completeOptions<MultihopOptions>(MultihopOptionsSchema, config.taskOptions ?? {}, {
+    prefix: 'taskOptions',
+    owner: 'task "multihop-qa"',
+  });
   const r = loadMultihopResources(options);
-  const corpusFile = config.eval?.corpus ?? '';
-  const questionsFile = config.eval?.questions ?? '';
+  const corpusFile = own.corpus;
+  const questionsFile = own.questions;
   // Supporting documents are known only in the built-in corpus: a user corpus gets no retrieval reward.
   const ownCorpus = corpusFile === '';
   const envOptions: MultihopEnvOptions = {
@@ -268,15 +293,40 @@ export async function multihopQaTask(
   const test = questionsFile === '' ? r.dataset.questions.test : loadQuestionsJsonl(questionsFile);
   if (test.length === 0) throw new Error(`questions ${questionsFile}: the file holds no questions`);
   const namePool = renamePool(train);
+  const trainSplit = options.trainLimit === undefined ? train : train.slice(0, options.trainLimit);
+  const kindOf = (ex: QaExample) => ex.kind;
+  const mixOf = (stage: TrainingStage): KindMix => ({
+    balanceKinds: own.balanceKinds[STAGE_KEY[stage]],
+    kindBoost: own.kindBoost[STAGE_KEY[stage]],
+    keys: {
+      balanceKinds: `taskOptions.balanceKinds.${STAGE_KEY[stage]}`,
+      kindBoost: `taskOptions.kindBoost.${STAGE_KEY[stage]}`,
+    },
+  });
+  const rlPrompts = questionsWithHops(trainSplit, own.rlHops);
+  // A bad boost (a kind no example has) stops here, before anything is trained.
+  for (const stage of ['warm-start', 'rl'] as const)
+    kindWeights(kindOf, stage === 'rl' ? rlPrompts : trainSplit, mixOf(stage));
   return {
     name: 'multihop-qa',
     answerMetrics: ['em', 'f1', 'subEm'],
-    train: options.trainLimit === undefined ? train : train.slice(0, options.trainLimit),
+    train: trainSplit,
+    rlPrompts,
+    exampleWeights: (stage, examples) =>
+      mixesKinds(mixOf(stage)) ? kindWeights(kindOf, examples, mixOf(stage)) : undefined,
+    renameChance: (stage) => own.renameEntities[STAGE_KEY[stage]],
     validation:
       options.validationLimit === undefined ? validation : validation.slice(0, options.validationLimit),
     test,
-    groupOf: (ex) => ex.hops,
-    kindOf: (ex) => ex.kind,
+    testSource: questionsFile === '' ? 'test split' : questionsFile,
+    // A user's questions without hop counts are one group, not a '0-hop' column.
+    ...(test.every((q) => q.hops > 0)
+      ? {
+          groupOf: (ex: QaExample) => ex.hops,
+          groupName: 'hops',
+          groupLabel: (g: number | string) => `${g}-hop`,
+        }
+      : {}),
     baselines: async (examples) => [
       ...noRetrievalBaseline(examples, train),
       ...(await naiveRagBaseline(examples, index, {
@@ -291,6 +341,7 @@ export async function multihopQaTask(
     makeEnv,
     codec: { encode: (t) => tokenizer.encode(t), decode: (ids) => tokenizer.decode(ids) },
     vocabSize: tokenizer.vocabSize,
+    tokenizer,
     stopTokens: [tokenizer.tokenId('<eos>')],
     stopStrings: multihopFormat().stop,
     // The search corpus, as the tokenizer read it: what a pretrained model would have read (Wikipedia, for

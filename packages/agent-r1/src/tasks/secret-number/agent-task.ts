@@ -34,6 +34,7 @@ export async function secretNumberAgentTask(config: {
     makeEnv: () => task.makeEnv(),
     codec: { encode: (t) => tokenizer.encode(t), decode: (ids) => tokenizer.decode(ids) },
     vocabSize: tokenizer.vocabSize,
+    tokenizer,
     stopTokens: [tokenizer.tokenId('<eos>')],
     stopStrings: task.format.stop,
     scripted: () => task.scriptedAction,

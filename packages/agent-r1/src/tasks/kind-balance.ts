@@ -1,0 +1,60 @@
+/**
+ * Balancing an example set's kinds, a data-shaping helper for tasks whose examples come in kinds of very
+ * different sizes (multi-hop QA: 3-hop chains are 7% of the training questions, some 2-hop kinds under 2%,
+ * so the rare kinds get few updates). An example of a kind with n examples weighs n^-balance, so a kind's
+ * share of the draws goes as n^(1 - balance): 0 keeps the data's mix, 1 draws every kind equally often.
+ * `kindBoost` then multiplies named kinds' weights (`compare_area=2`: twice that kind's share before the
+ * weights are scaled back to mean 1), for a kind that needs more examples than its count says.
+ */
+
+/** How a stage mixes kinds, and the option keys that set it (named in errors). */
+export interface KindMix {
+  balanceKinds: number;
+  /** `kind=factor`, comma-separated; '' none. */
+  kindBoost: string;
+  keys: { balanceKinds: string; kindBoost: string };
+}
+
+/** `compare_area=2, capital=0.5` → factor by kind; `setting` names the option in errors. */
+export function parseKindBoost(spec: string, setting: string): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const part of spec.split(',')) {
+    if (part.trim() === '') continue;
+    const m = /^\s*([^=\s]+)\s*=\s*([^=\s]+)\s*$/.exec(part);
+    const factor = m ? Number(m[2]) : Number.NaN;
+    if (!m || !Number.isFinite(factor) || factor <= 0)
+      throw new Error(`${setting}: expected kind=factor with a factor above 0, got '${part.trim()}'`);
+    if (out.has(m[1])) throw new Error(`${setting}: kind '${m[1]}' is given twice`);
+    out.set(m[1], factor);
+  }
+  return out;
+}
+
+/** Whether `mix` changes the data's mix at all: a balance above 0, or at least one boosted kind. */
+export function mixesKinds(mix: KindMix): boolean {
+  return mix.balanceKinds !== 0 || parseKindBoost(mix.kindBoost, mix.keys.kindBoost).size > 0;
+}
+
+/**
+ * Each example's weight, with mean 1 (so a pass over `examples` keeps its size); all 1 when the mix is
+ * neutral. A boosted kind that no example has is an error naming the option.
+ */
+export function kindWeights<E>(
+  kindOf: (example: E) => string,
+  examples: readonly E[],
+  mix: KindMix,
+): number[] {
+  if (!mixesKinds(mix)) return examples.map(() => 1);
+  const boost = parseKindBoost(mix.kindBoost, mix.keys.kindBoost);
+  const kinds = examples.map((e) => kindOf(e));
+  const counts = new Map<string, number>();
+  for (const k of kinds) counts.set(k, (counts.get(k) ?? 0) + 1);
+  for (const k of boost.keys())
+    if (!counts.has(k))
+      throw new Error(
+        `${mix.keys.kindBoost}: no example of kind '${k}' (kinds: ${[...counts.keys()].sort().join(', ')})`,
+      );
+  const raw = kinds.map((k) => counts.get(k)! ** -mix.balanceKinds * (boost.get(k) ?? 1));
+  const mean = raw.reduce((s, w) => s + w, 0) / raw.length;
+  return raw.map((w) => w / mean);
+}

@@ -1,0 +1,36 @@
+/**
+ * The multi-hop QA task's own options (`taskOptions.*` of a run's config): which questions RL draws, the
+ * data shaping of each training stage (kind balance, entity renaming), and a user's questions or corpus
+ * for evaluation. Each is defined once, like the trainer's keys.
+ */
+import { type Static, type TSchema, num, section, str } from '../../options/schema.js';
+
+/** One setting per training stage, under `warmStart` and `rl`. */
+const perStage = <S extends TSchema>(doc: string, make: (stage: string) => S) =>
+  section(doc, { warmStart: make('the warm start'), rl: make('RL') });
+
+export const MultihopOptionsSchema = section('Options of the multi-hop QA task.', {
+  rlHops: str(
+    '',
+    "Draw RL prompts only from training questions of these hop counts, comma-separated (e.g. '2,3'); '' draws from all.",
+  ),
+  renameEntities: perStage(
+    "Chance that an episode is played with its entities renamed (consistently in the prompt, the searches and the documents), so that the policy learns to copy names from what it read rather than recall the training set's.",
+    (stage) => num(0, `In ${stage}: 0 never, 1 always.`, { min: 0, max: 1 }),
+  ),
+  balanceKinds: perStage(
+    "Balance the question kinds (templates): a kind's share of the draws goes as (its count)^(1 - balance); 0 keeps the data's mix, 1 draws every kind equally often.",
+    (stage) => num(0, `In ${stage}.`, { min: 0, max: 1 }),
+  ),
+  kindBoost: perStage(
+    "Multiply named kinds' shares after balancing: 'kind=factor', comma-separated (e.g. 'compare_area=2'); '' none.",
+    (stage) => str('', `In ${stage}.`),
+  ),
+  questions: str(
+    '',
+    'A JSONL file of questions ({"question", "golden_answers"}, optional "hops") replacing the test split.',
+  ),
+  corpus: str('', 'A JSONL corpus ({"id", "contents"}) replacing the search corpus.'),
+});
+
+export type MultihopOptions = Static<typeof MultihopOptionsSchema>;
