@@ -7,7 +7,8 @@
  * Rewards, all credited to the action's last token:
  * - outcome: `score(example, answer).reward` when the action answers; 0 when the turns run out first.
  * - format: `-formatPenalty` once per action that had any format problem (malformed call, unclosed tag,
- *   unknown tool, invalid arguments, or neither a call nor an answer); `+formatReward` for a clean answer.
+ *   unknown tool, invalid arguments, more calls than `maxToolCallsPerAction`, or neither a call nor an
+ *   answer); `+formatReward` for a clean answer.
  * - process: each tool result's `reward`, and the task's own `callReward` of each successful call, when
  *   `processRewards` is on.
  * A tool that throws or answers `success: false` is not the policy's fault: no penalty, just its message.
@@ -29,6 +30,11 @@ export interface ToolEnvConfig<Example> {
   format: ToolCallFormat;
   /** Most actions in an episode; an action at this limit that does not answer ends it with outcome 0. */
   maxTurns: number;
+  /**
+   * Most tool calls one action may make; default 16 (`DEFAULT_MAX_TOOL_CALLS_PER_ACTION`). The first ones
+   * run; the rest do not, and one error line in the observation says so (with the format penalty).
+   */
+  maxToolCallsPerAction?: number;
   /** Each tool response is cut to this many characters (then `truncationMarker` is added). Default: no limit. */
   maxObservationChars?: number;
   /** Added after a cut response (default '...'). */
@@ -55,6 +61,8 @@ export interface ToolEnvConfig<Example> {
    */
   onNoAction?: 'nudge' | 'end';
 }
+
+export const DEFAULT_MAX_TOOL_CALLS_PER_ACTION = 16;
 
 /** A tool call as the environment ran it. */
 export type CallRecord = Omit<ToolCallRecord, 'turn'>;
@@ -87,6 +95,9 @@ export class ToolEnv<Example = unknown> implements AgentEnv<Example> {
   constructor(config: ToolEnvConfig<Example>) {
     if (!Number.isInteger(config.maxTurns) || config.maxTurns < 1)
       throw new Error(`ToolEnv: maxTurns must be a positive integer, got ${config.maxTurns}`);
+    const maxCalls = config.maxToolCallsPerAction;
+    if (maxCalls !== undefined && (!Number.isInteger(maxCalls) || maxCalls < 1))
+      throw new Error(`ToolEnv: maxToolCallsPerAction must be a positive integer, got ${maxCalls}`);
     this.config = config;
   }
 
@@ -125,6 +136,7 @@ export class ToolEnv<Example = unknown> implements AgentEnv<Example> {
     const parsed = c.format.parse(actionText);
     const rewards: { value: number; kind: RewardKind }[] = [];
     const penalty = c.formatPenalty ?? 0;
+    const maxCalls = c.maxToolCallsPerAction ?? DEFAULT_MAX_TOOL_CALLS_PER_ACTION;
     const penalise = () => {
       this.#penalised++;
       if (penalty !== 0) rewards.push({ value: -penalty, kind: 'format' });
@@ -151,9 +163,9 @@ export class ToolEnv<Example = unknown> implements AgentEnv<Example> {
       penalise();
       if (lastTurn || c.onNoAction === 'end')
         return this.#end(rewards, base(), lastTurn ? 'max_turns' : 'no_action');
-      const hint = [...parsed.errors.map((e) => `Error: ${e}`), c.format.usageHint()];
+      const hint = [...this.#errorLines(parsed.errors, maxCalls), this.#cut(c.format.usageHint())];
       return {
-        observation: c.format.renderObservation(hint.map((h) => this.#cut(h))),
+        observation: c.format.renderObservation(hint),
         rewards,
         done: false,
         toolCalls: [],
@@ -167,9 +179,10 @@ export class ToolEnv<Example = unknown> implements AgentEnv<Example> {
       return this.#end(rewards, base(), 'max_turns');
     }
 
-    const outcomes = await this.#run(parsed.calls);
+    const dropped = parsed.calls.length - maxCalls;
+    const outcomes = await this.#run(dropped > 0 ? parsed.calls.slice(0, maxCalls) : parsed.calls);
     this.#calls += outcomes.length;
-    if (parsed.errors.length > 0 || outcomes.some((o) => o.formatError)) penalise();
+    if (parsed.errors.length > 0 || dropped > 0 || outcomes.some((o) => o.formatError)) penalise();
     for (const o of outcomes) {
       if (c.processRewards && typeof o.record.reward === 'number' && Number.isFinite(o.record.reward))
         rewards.push({ value: o.record.reward, kind: 'process' });
@@ -180,7 +193,15 @@ export class ToolEnv<Example = unknown> implements AgentEnv<Example> {
     }
     const responses = [
       ...outcomes.map((o) => this.#cut(o.record.content)),
-      ...parsed.errors.map((e) => this.#cut(`Error: ${e}`)),
+      ...(dropped > 0
+        ? [
+            this.#cut(
+              `Error: this action made ${parsed.calls.length} tool calls; at most ${maxCalls} run per action, ` +
+                `so the first ${maxCalls} ran and the other ${dropped} did not. Make fewer calls per action.`,
+            ),
+          ]
+        : []),
+      ...this.#errorLines(parsed.errors, maxCalls),
     ];
     return {
       observation: c.format.renderObservation(responses),
@@ -199,6 +220,14 @@ export class ToolEnv<Example = unknown> implements AgentEnv<Example> {
     this.#done = true;
     rewards.unshift({ value: 0, kind: 'outcome' });
     return { observation: null, rewards, done: true, toolCalls: [], info: { ...base, answer: null, reason } };
+  }
+
+  /** The format's errors as observation lines: at most `max` of them, then one line counting the rest. */
+  #errorLines(errors: readonly string[], max: number): string[] {
+    const lines = errors.slice(0, max).map((e) => this.#cut(`Error: ${e}`));
+    if (errors.length > max)
+      lines.push(`Error: … and ${errors.length - max} more format errors in this action.`);
+    return lines;
   }
 
   #cut(text: string): string {

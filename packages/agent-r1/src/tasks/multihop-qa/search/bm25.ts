@@ -7,10 +7,20 @@
  * query terms it matched; we divide that factor back out, so scores are plain BM25(+) sums over query
  * terms. Queries match exact terms (lower-cased, split on spaces and punctuation): no prefix or fuzzy
  * matching, no stemming, no stop-word list (idf makes common words count for little).
+ *
+ * A term the query repeats counts once per occurrence (its score times its count in the query: a linear
+ * query-term frequency, as minisearch and Lucene's boolean queries give), but is looked up once, so a
+ * query's cost grows with its distinct terms. Queries are held to `QueryLimits` (length, distinct terms)
+ * and may carry a deadline; see query.ts. Scoring runs over flat arrays (postings.ts), minisearch builds
+ * and stores the index.
  */
 import { readFile } from 'node:fs/promises';
 import { writeFileAtomic } from '@agent-r1/nn';
 import MiniSearch, { type AsPlainObject, type Options } from 'minisearch';
+import { Postings, type ScoringParams } from './postings.js';
+import { parseQuery, type QueryLimits, resolveQueryLimits, tokenize } from './query.js';
+
+export { tokenize };
 
 export interface SearchDocument {
   id: string;
@@ -27,11 +37,23 @@ export interface SearchHit {
   score: number;
 }
 
+/** How one search (or one batch) is bounded. */
+export interface SearchOptions {
+  /** A `Date.now()` time after which the work stops with `SearchTimeoutError`; default none. */
+  deadline?: number;
+  /** Query limits; default `DEFAULT_QUERY_LIMITS`. A query over them throws `QueryLimitError`. */
+  limits?: Partial<QueryLimits>;
+}
+
 /** Anything that answers queries the way `SearchIndex` does (a local index, a remote service). */
 export interface Searcher {
-  search(query: string, k: number): SearchHit[] | Promise<SearchHit[]>;
+  search(query: string, k: number, options?: SearchOptions): SearchHit[] | Promise<SearchHit[]>;
   /** Many queries in one pass; results in query order. */
-  searchBatch(queries: readonly string[], k: number): SearchHit[][] | Promise<SearchHit[][]>;
+  searchBatch(
+    queries: readonly string[],
+    k: number,
+    options?: SearchOptions,
+  ): SearchHit[][] | Promise<SearchHit[][]>;
 }
 
 export interface SearchIndexOptions {
@@ -88,14 +110,11 @@ function stripUndefined<T extends object>(o: T): Partial<T> {
   return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
 }
 
-/** minisearch's separators (spaces and punctuation); terms are lower-cased, empty ones dropped. */
-const SEPARATORS = /[\n\r\p{Z}\p{P}]+/u;
-
-export function tokenize(text: string): string[] {
-  return text
-    .toLowerCase()
-    .split(SEPARATORS)
-    .filter((t) => t.length > 0);
+function scoringParams(o: ResolvedSearchIndexOptions): ScoringParams {
+  // minisearch reads a boost of 0 as 1, so a zero title weight leaves the title out instead.
+  const fields = [{ name: 'contents', boost: 1 }];
+  if (o.titleBoost > 0) fields.unshift({ name: 'title', boost: o.titleBoost });
+  return { k1: o.k1, b: o.b, delta: o.delta, fields };
 }
 
 function miniSearchOptions(o: ResolvedSearchIndexOptions): Options<IndexedDoc> {
@@ -150,6 +169,7 @@ export class SearchIndex implements Searcher {
   readonly #docs: readonly SearchDocument[];
   readonly #byId: ReadonlyMap<string, number>;
   readonly #mini: MiniSearch<IndexedDoc>;
+  readonly #postings: Postings;
   readonly #options: ResolvedSearchIndexOptions;
 
   private constructor(
@@ -160,6 +180,7 @@ export class SearchIndex implements Searcher {
     this.#docs = docs;
     this.#byId = new Map(docs.map((d, i) => [d.id, i]));
     this.#mini = mini;
+    this.#postings = new Postings(mini.toJSON(), scoringParams(options));
     this.#options = options;
   }
 
@@ -188,15 +209,20 @@ export class SearchIndex implements Searcher {
     return i === undefined ? undefined : copyDoc(this.#docs[i]);
   }
 
-  /** The k best documents for the query, best first (ties: corpus order). An empty query finds nothing. */
-  search(query: string, k = 3): SearchHit[] {
+  /**
+   * The k best documents for the query, best first (ties: corpus order). An empty query finds nothing.
+   * Throws `QueryLimitError` for a query over its limits, `SearchTimeoutError` past `options.deadline`.
+   */
+  search(query: string, k = 3, options: SearchOptions = {}): SearchHit[] {
     checkK(k, 'SearchIndex.search');
     if (typeof query !== 'string') throw new TypeError('SearchIndex.search: query must be a string');
-    if (query.trim() === '') return [];
-    const raw = this.#mini.search(query);
-    const scored = raw.map((r) => ({ i: r.id as number, score: r.score / Math.max(1, r.queryTerms.length) }));
-    scored.sort((x, y) => y.score - x.score || x.i - y.i);
-    return scored.slice(0, k).map(({ i, score }) => {
+    return this.#search(query, k, resolveQueryLimits(options.limits), options.deadline);
+  }
+
+  #search(query: string, k: number, limits: QueryLimits, deadline?: number): SearchHit[] {
+    const parsed = parseQuery(query, limits);
+    if (parsed.terms.length === 0) return [];
+    return this.#postings.topK(parsed, k, deadline).map(({ i, score }) => {
       const d = this.#docs[i];
       return d.title === undefined
         ? { id: d.id, contents: d.contents, score }
@@ -204,11 +230,21 @@ export class SearchIndex implements Searcher {
     });
   }
 
-  /** `search` for each query, in order. */
-  searchBatch(queries: readonly string[], k = 3): SearchHit[][] {
+  /** `search` for each query, in order; every query is checked against the limits before any runs. */
+  searchBatch(queries: readonly string[], k = 3, options: SearchOptions = {}): SearchHit[][] {
     checkK(k, 'SearchIndex.searchBatch');
     if (!Array.isArray(queries)) throw new TypeError('SearchIndex.searchBatch: queries must be an array');
-    return queries.map((q) => this.search(q, k));
+    const limits = resolveQueryLimits(options.limits);
+    queries.forEach((q, i) => {
+      if (typeof q !== 'string') throw new TypeError(`SearchIndex.searchBatch: query ${i} is not a string`);
+      try {
+        parseQuery(q, limits);
+      } catch (e) {
+        (e as Error).message = `query ${i}: ${(e as Error).message}`;
+        throw e;
+      }
+    });
+    return queries.map((q) => this.#search(q, k, limits, options.deadline));
   }
 
   /** Writes the index (documents, options and inverted index) as JSON: to a temporary file, then renamed. */
@@ -264,6 +300,10 @@ export class SearchIndex implements Searcher {
     }
     if (mini.documentCount !== saved.docs.length)
       throw bad(`the index holds ${mini.documentCount} documents but the file lists ${saved.docs.length}`);
-    return new SearchIndex(saved.docs.map(copyDoc), mini, options);
+    try {
+      return new SearchIndex(saved.docs.map(copyDoc), mini, options);
+    } catch (e) {
+      throw bad((e as Error).message, e);
+    }
   }
 }

@@ -8,9 +8,21 @@ export {
   type Searcher,
   type SearchHit,
   SearchIndex,
-  tokenize,
   type SearchIndexOptions,
+  type SearchOptions,
 } from './bm25.js';
+export {
+  DEFAULT_MAX_BATCH_QUERIES,
+  DEFAULT_QUERY_LIMITS,
+  parseQuery,
+  type ParsedQuery,
+  QueryLimitError,
+  type QueryLimits,
+  queryLimitProblem,
+  resolveQueryLimits,
+  SearchTimeoutError,
+  tokenize,
+} from './query.js';
 export { RemoteSearcher, type RemoteSearchOptions, remoteSearcher, remoteSearchTool } from './remote.js';
 export { type SearchServer, type SearchServerOptions, startSearchServer } from './server.js';
 export {

@@ -5,11 +5,14 @@
  */
 import type { Tool } from '../../../tools/tool.js';
 import type { SearchHit, Searcher } from './bm25.js';
+import { DEFAULT_MAX_BATCH_QUERIES } from './query.js';
 import { type SearchArgs, type SearchToolOptions, searchTool } from './tool.js';
 
 export interface RemoteSearchOptions {
   /** Per-request timeout in milliseconds; default 10000. */
   timeoutMs?: number;
+  /** Most queries per request (the service's `maxBatchQueries`); bigger batches go in several; default 256. */
+  maxBatchQueries?: number;
 }
 
 /** `http://host:port` or `http://host:port/search` → the /search endpoint. Throws on a malformed URL. */
@@ -40,12 +43,18 @@ function isHit(h: unknown): h is SearchHit {
 export class RemoteSearcher implements Searcher {
   readonly endpoint: string;
   readonly timeoutMs: number;
+  readonly maxBatchQueries: number;
 
   constructor(url: string, options: RemoteSearchOptions = {}) {
     this.endpoint = searchEndpoint(url);
     this.timeoutMs = options.timeoutMs ?? 10_000;
     if (!(this.timeoutMs > 0))
       throw new RangeError(`remoteSearcher: timeoutMs must be > 0, got ${this.timeoutMs}`);
+    this.maxBatchQueries = options.maxBatchQueries ?? DEFAULT_MAX_BATCH_QUERIES;
+    if (!Number.isInteger(this.maxBatchQueries) || this.maxBatchQueries < 1)
+      throw new RangeError(
+        `remoteSearcher: maxBatchQueries must be an integer ≥ 1, got ${this.maxBatchQueries}`,
+      );
   }
 
   async search(query: string, k: number): Promise<SearchHit[]> {
@@ -54,7 +63,15 @@ export class RemoteSearcher implements Searcher {
     return results;
   }
 
+  /** The queries in requests of at most `maxBatchQueries`, one after another. */
   async searchBatch(queries: readonly string[], k: number): Promise<SearchHit[][]> {
+    const all: SearchHit[][] = [];
+    for (let start = 0; start < queries.length; start += this.maxBatchQueries)
+      all.push(...(await this.#batch(queries.slice(start, start + this.maxBatchQueries), k)));
+    return all;
+  }
+
+  async #batch(queries: readonly string[], k: number): Promise<SearchHit[][]> {
     const results = await this.#post({ queries, k });
     if (
       !Array.isArray(results) ||

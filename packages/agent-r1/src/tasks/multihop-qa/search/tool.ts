@@ -5,6 +5,7 @@
  */
 import type { Tool, ToolResult } from '../../../tools/tool.js';
 import type { SearchHit, Searcher } from './bm25.js';
+import { type QueryLimits, queryLimitProblem, resolveQueryLimits } from './query.js';
 
 export interface SearchArgs {
   query: string;
@@ -23,6 +24,12 @@ export interface SearchToolOptions {
   maxCharsPerDoc?: number;
   /** Process reward of each successful search; default none. */
   reward?: number;
+  /** Longest query, in characters; longer ones get a failed result; default 2048 (`DEFAULT_QUERY_LIMITS`). */
+  maxQueryChars?: number;
+  /** Most distinct terms in a query; default 64 (`DEFAULT_QUERY_LIMITS`). */
+  maxQueryTerms?: number;
+  /** A call (or a batch of calls) fails once its search runs this many milliseconds; default 10000. */
+  timeoutMs?: number;
 }
 
 export const SEARCH_TOOL = 'search';
@@ -60,6 +67,12 @@ export function searchTool(searcher: Searcher, options: SearchToolOptions = {}):
   const defaultK = Math.min(positiveInt(options.defaultK, 3, 'defaultK'), maxK);
   const maxChars = positiveInt(options.maxCharsPerDoc, 400, 'maxCharsPerDoc');
   const { reward } = options;
+  const limits: QueryLimits = resolveQueryLimits({
+    maxQueryChars: options.maxQueryChars,
+    maxQueryTerms: options.maxQueryTerms,
+  });
+  const timeoutMs = positiveInt(options.timeoutMs, 10_000, 'timeoutMs');
+  const bounds = () => ({ limits, deadline: Date.now() + timeoutMs });
 
   /** The checked call, or the failed result to return for it. */
   const check = (args: SearchArgs): { query: string; k: number } | ToolResult => {
@@ -74,6 +87,10 @@ export function searchTool(searcher: Searcher, options: SearchToolOptions = {}):
         content: `Error: the ${name} query is empty. Write a few keywords describing what to look up.`,
         success: false,
       };
+    // Checked before the query reaches the searcher (and never echoed back: it may be megabytes).
+    const problem = queryLimitProblem(query, limits);
+    if (problem !== undefined)
+      return { content: `Error: ${problem}. Search with a few keywords.`, success: false };
     const k = args.k ?? defaultK;
     if (!Number.isInteger(k) || k < 1 || k > maxK)
       return {
@@ -118,7 +135,7 @@ export function searchTool(searcher: Searcher, options: SearchToolOptions = {}):
       const c = check(args);
       if ('content' in c) return c;
       try {
-        return found(c.query, await searcher.search(c.query, c.k));
+        return found(c.query, await searcher.search(c.query, c.k, bounds()));
       } catch (e) {
         return failed(e);
       }
@@ -129,12 +146,13 @@ export function searchTool(searcher: Searcher, options: SearchToolOptions = {}):
       const valid = checked.flatMap((c, i) => ('content' in c ? [] : [{ ...c, i }]));
       const results: ToolResult[] = checked.map((c) => ('content' in c ? c : failed('not run')));
       if (valid.length === 0) return results;
-      const k = Math.max(...valid.map((v) => v.k));
+      const k = valid.reduce((m, v) => Math.max(m, v.k), 1);
       let hits: SearchHit[][];
       try {
         hits = await searcher.searchBatch(
           valid.map((v) => v.query),
           k,
+          bounds(),
         );
         if (!Array.isArray(hits) || hits.length !== valid.length)
           throw new Error(
