@@ -106,6 +106,7 @@ export {
   type TrainLoopConfig,
   ConfigError,
   DEFAULT_CONFIG,
+  TrainConfigSchema,
   configKeys,
   loadConfigFile,
   mergeConfig,
@@ -189,7 +190,47 @@ export {
   startTrajectory,
   totalReward,
 } from './mdp/trajectory.js';
-export { type AgentTask, type TaskFactory, createTask, registerTask } from './tasks/index.js';
+export {
+  type AgentTask,
+  type EntityRenaming,
+  type TaskDefinition,
+  type TaskFactory,
+  type TrainingStage,
+  createTask,
+  defineTask,
+  registerTask,
+  resolveTaskOptions,
+  taskDefinition,
+  taskNames,
+} from './tasks/index.js';
+export { type KindMix, kindWeights, mixesKinds, parseKindBoost } from './tasks/kind-balance.js';
+export {
+  type NumberRule,
+  type Static,
+  type TObject,
+  bool,
+  defaultsOf,
+  int,
+  keyPaths,
+  num,
+  oneOf,
+  optionalInt,
+  section,
+  str,
+} from './options/schema.js';
+export { type OptionsPlace, completeOptions, validateOptions } from './options/validate.js';
+export { type AdapterProbe, prepareBackend, probeGpuAdapter } from './trainer/backend-setup.js';
+export {
+  AGENT_FILE,
+  type AgentDescription,
+  TOKENIZER_FILE,
+  agentFiles,
+  policyFolder,
+  readAgentDescription,
+} from './trainer/agent-files.js';
+export { type AgentAnswer, type LoadedAgent, loadAgent, transcript } from './trainer/load-agent.js';
+export { describeEvaluation, validationKey, validationRecord } from './trainer/evaluate.js';
+export { type TableLayout, tableLayout } from './trainer/results.js';
 export * from './tasks/multihop-qa/index.js';
 export {
   type CliOutput,

@@ -1,6 +1,7 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
   ConfigError,
@@ -13,6 +14,9 @@ import {
   type TrainConfig,
   validateConfig,
 } from '../src/trainer/config.js';
+import { configReferenceMarkdown } from '../src/trainer/config-docs.js';
+import { Capture } from './support/capture.js';
+import { runCli } from '../src/cli/run.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'agent-r1-config-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -329,6 +333,38 @@ describe("a task's own options (taskOptions)", () => {
   it('an unknown task is named, with the registered ones and how to add one', () => {
     expect(fails(['task=multihop'], 'default')).toMatch(
       /^config: unknown task "multihop" \(did you mean "multihop-qa"\?\); registered: reveal, secret-number, multihop-qa\. A task of your own: registerTask/,
+    );
+  });
+});
+
+describe('the reference: docs and `agent-r1 keys` from the schemas', () => {
+  const echoModule = fileURLToPath(new URL('./support/echo-task.ts', import.meta.url));
+
+  it('docs/config.md is the reference written from the schemas (npm run docs:config)', () => {
+    const page = readFileSync(fileURLToPath(new URL('../../../docs/config.md', import.meta.url)), 'utf8');
+    expect(page).toBe(configReferenceMarkdown());
+    for (const key of configKeys()) expect(page).toContain(`| \`${key}\` |`);
+    expect(page).toContain('| `taskOptions.renameEntities.rl` | number in [0, 1] | `0` |');
+  });
+
+  it('keys lists a task module’s options; train --task-module resolves them', async () => {
+    const keys = new Capture();
+    expect(
+      await runCli(['keys', '--task-module', echoModule, '--task', 'echo'], {} as never, { stdout: keys }),
+    ).toBe(0);
+    expect(keys.text).toContain('taskOptions.times  integer >= 1  (default 2)\n    How often.');
+    expect(keys.text).toContain('train.lr  number > 0  (default 0.0003)');
+    const out = new Capture();
+    const err = new Capture();
+    const argv = ['train', '--task-module', echoModule, 'task=echo', 'taskOptions.times=3', '--print-config'];
+    expect(await runCli(argv, {} as never, { stdout: out, stderr: err })).toBe(0);
+    expect(out.text).toContain('taskOptions:\n  word: hello\n  times: 3\n');
+    const bad = new Capture();
+    await runCli(['train', '--task-module', echoModule, 'task=echo', 'taskOptions.time=3'], {} as never, {
+      stderr: bad,
+    });
+    expect(bad.text).toBe(
+      'agent-r1: config: unknown key "taskOptions.time" of task "echo" (did you mean "taskOptions.times"?)\n',
     );
   });
 });

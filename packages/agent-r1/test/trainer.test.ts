@@ -22,6 +22,8 @@ function config(
     overrides: [
       ...extra,
       'task=reveal',
+      // One thread: the resumed runs below must equal the straight ones to the bit.
+      'threads=1',
       `algorithm.name=${algorithm}`,
       'algorithm.klCoef=0.01',
       ...TINY_MODEL,

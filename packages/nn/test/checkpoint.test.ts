@@ -190,6 +190,31 @@ describe('saveCheckpoint / loadCheckpoint', () => {
     expect(await readdir(dir)).toEqual(['precious']);
   });
 
+  it("writes the caller's own files with the checkpoint, replaced with it, and refuses names of its own", async () => {
+    const path = join(dir, 'described');
+    await saveCheckpoint(path, {
+      model: new Mlp(1),
+      files: { 'about.json': '{"v":1}', 'vocab.bin': new Uint8Array([1, 2]) },
+    });
+    expect((await readdir(path)).sort()).toEqual([
+      'about.json',
+      'model.safetensors',
+      'state.json',
+      'vocab.bin',
+    ]);
+    // The next save replaces the files it names; one that it does not name makes the folder not its own.
+    await saveCheckpoint(path, { model: new Mlp(2), files: { 'about.json': '{"v":2}', 'vocab.bin': 'x' } });
+    expect(await readFile(join(path, 'about.json'), 'utf8')).toBe('{"v":2}');
+    await expect(
+      saveCheckpoint(path, { model: new Mlp(3), files: { 'about.json': '{"v":3}' } }),
+    ).rejects.toThrow(/\(vocab.bin\); refusing to replace it/);
+    for (const name of ['state.json', '../x', '.hidden', ''])
+      await expect(saveCheckpoint(path, { model: new Mlp(3), files: { [name]: 'x' } })).rejects.toThrow(
+        `saveCheckpoint: files: '${name}' is not a plain file name of the caller's own`,
+      );
+    expect(await readFile(join(path, 'about.json'), 'utf8')).toBe('{"v":2}');
+  });
+
   it('checks everything before loading anything', async () => {
     const path = join(dir, 'ckpt');
     const model = new Mlp(1);

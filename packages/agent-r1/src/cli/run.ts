@@ -7,6 +7,7 @@ import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import { stringify as toYaml } from 'yaml';
 import { ConfigError, presets, resolveConfig } from '../trainer/config.js';
 import { savedConfig } from '../trainer/agent-files.js';
+import { loadTaskModule } from './task-module.js';
 import { libraryVersion } from '../version.js';
 import type {
   CliOutput,
@@ -106,6 +107,11 @@ export async function runCli(
       .option('-p, --preset <name>', `a named preset (${Object.keys(presets).join(', ')})`)
       .option('-b, --backend <name>', 'the tensor backend (sets backend)')
       .option('--checkpoint <dir>', 'the checkpoint directory (sets checkpoint.dir)')
+      .option(
+        '--task-module <file>',
+        'a module that registers a task of your own (registerTask, or export default defineTask(...)); repeatable',
+        collect,
+      )
       .option('--print-config', 'print the resolved config as YAML and exit')
       .addHelpText('after', OVERRIDES_HELP);
 
@@ -123,6 +129,7 @@ export async function runCli(
         split: opts.split as 'test' | 'validation' | undefined,
         imitation: opts.imitation as boolean | undefined,
       };
+      for (const file of (opts.taskModule as string[] | undefined) ?? []) await loadTaskModule(file);
       const flags: string[] = [];
       if (options.backend !== undefined) flags.push(`backend=${options.backend}`);
       if (options.checkpoint !== undefined) flags.push(`checkpoint.dir=${options.checkpoint}`);
@@ -184,6 +191,21 @@ export async function runCli(
       } satisfies ServeSearchContext),
     )(overrides, opts),
   );
+
+  program
+    .command('keys')
+    .description("every config key with its type, default and doc, and each task's options")
+    .option('--task <name>', 'only the options of this task')
+    .option(
+      '--task-module <file>',
+      'a module that registers a task of your own (its options are listed too); repeatable',
+      collect,
+    )
+    .action(async (opts: { task?: string; taskModule?: string[] }) => {
+      for (const file of opts.taskModule ?? []) await loadTaskModule(file);
+      const { configReferenceText } = await import('../trainer/config-docs.js');
+      stdout.write(configReferenceText(opts.task));
+    });
 
   program
     .command('compare-traces')

@@ -70,7 +70,7 @@ export async function createTask(config: TrainConfig): Promise<AgentTask> {
 
 registerTask({
   name: 'reveal',
-  description: 'a toy: the answer is a digit that the <reveal> tool shows',
+  description: 'a toy: the answer is a digit that the reveal tool shows',
   create: async (config) => (await import('./reveal/index.js')).revealTask(config),
 });
 registerTask({
