@@ -152,6 +152,17 @@ describe('multihop-qa pipeline through the CLI', () => {
     // Naive RAG reads both answers out of this two-document corpus.
     expect(rows.find((x) => x.method === 'naive RAG' && x.group === 'all')?.scores.em).toBe(1);
     expect(existsSync(join(out, 'results.md'))).toBe(true);
+    // Questions without hop counts: titled as the user's file, one 'all' group and no '0-hop' column.
+    expect(r.out).toContain(`multihop-qa: ${questions} (2 examples)`);
+    expect(r.out).not.toContain('test split');
+    expect(r.out).not.toContain('0-hop');
+    expect(new Set(rows.map((x) => x.group))).toEqual(new Set(['all']));
+    // An option the task would ignore is refused: reveal has no questions to replace.
+    const ignored = await cli(['eval', '--preset', 'reveal', '--questions', questions]);
+    expect(ignored.code).toBe(2);
+    expect(ignored.err).toBe(
+      'agent-r1: config: unknown key "taskOptions.questions": task "reveal" has no options\n',
+    );
   }, 120_000);
 
   it("eval --imitation: each policy's token-by-token imitation of the scripted demonstrations", async () => {
