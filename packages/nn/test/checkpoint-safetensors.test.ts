@@ -231,6 +231,41 @@ describe('malformed safetensors', () => {
     );
   });
 
+  it('refuses a tensor or metadata entry named __proto__, which would set the prototype of the record', () => {
+    // Before, `tensors['__proto__'] = t` made t the record's prototype: no Object.keys check saw it.
+    const one = new Uint8Array(4);
+    const proto = '{"__proto__": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]}}';
+    expect(parse(build(proto, one))).toThrow(
+      /bad.safetensors: tensor '__proto__': this name is not allowed \(it would set an object prototype\)/,
+    );
+    const beside =
+      '{"w": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]}, "__proto__": {"dtype": "F32", "shape": [1], "data_offsets": [4, 8]}}';
+    expect(parse(build(beside, new Uint8Array(8)))).toThrow(/tensor '__proto__': this name is not allowed/);
+    expect(parse(build('{"__metadata__": {"__proto__": "x"}}'))).toThrow(
+      /'__metadata__' has an entry named '__proto__', which is not allowed/,
+    );
+    const record = Object.defineProperty({}, '__proto__', { value: tensor([1]), enumerable: true });
+    expect(() => serializeSafetensors(record)).toThrow(/'__proto__' cannot name a tensor/);
+    const meta = Object.defineProperty({}, '__proto__', { value: 'x', enumerable: true });
+    expect(() => serializeSafetensors({ a: tensor([1]) }, meta)).toThrow(
+      /'__proto__' cannot name a metadata entry/,
+    );
+  });
+
+  it('reads tensors and metadata into null-prototype records, so any other name is an own entry', () => {
+    const bytes = serializeSafetensors(
+      { constructor: tensor([1]), toString: tensor([2]), hasOwnProperty: tensor([3]) },
+      { constructor: 'c' },
+    );
+    const { tensors, metadata } = parseSafetensors(bytes);
+    expect(Object.getPrototypeOf(tensors)).toBe(null);
+    expect(Object.getPrototypeOf(metadata)).toBe(null);
+    expect(Object.keys(tensors).sort()).toEqual(['constructor', 'hasOwnProperty', 'toString']);
+    expect([...tensors['toString'].dataSync()]).toEqual([2]);
+    expect(metadata.constructor).toBe('c');
+    expect('valueOf' in tensors).toBe(false);
+  });
+
   it('refuses to write metadata that is not strings or a tensor named __metadata__', () => {
     expect(() => serializeSafetensors({ a: tensor([1]) }, { n: 1 } as never)).toThrow(
       /metadata 'n' is number; metadata values must be strings/,

@@ -134,11 +134,19 @@ interface Entry {
   data: TypedArray;
 }
 
+/**
+ * A name that, used as a key of an ordinary object, would set its prototype instead of an entry: a
+ * checkpoint's `tensors['__proto__'] = t` would hide the tensor from every `Object.keys` check.
+ */
+const FORBIDDEN_NAME = '__proto__';
+
 function checkMetadata(metadata: SafetensorsMetadata | undefined, where: string): void {
   if (metadata === undefined) return;
   if (typeof metadata !== 'object' || metadata === null || Array.isArray(metadata))
     throw new Error(`safetensors: ${where}: metadata must be an object of strings`);
   for (const [k, v] of Object.entries(metadata)) {
+    if (k === FORBIDDEN_NAME)
+      throw new Error(`safetensors: ${where}: '${FORBIDDEN_NAME}' cannot name a metadata entry`);
     if (typeof v !== 'string')
       throw new Error(
         `safetensors: ${where}: metadata '${k}' is ${typeof v}; metadata values must be strings`,
@@ -151,6 +159,8 @@ function entriesOf(tensors: Record<string, Tensor>, where: string): [string, Ten
   for (const [name, t] of list) {
     if (name === METADATA_KEY)
       throw new Error(`safetensors: ${where}: '${METADATA_KEY}' cannot name a tensor`);
+    if (name === FORBIDDEN_NAME)
+      throw new Error(`safetensors: ${where}: '${FORBIDDEN_NAME}' cannot name a tensor`);
     if (t.isDisposed) throw new Error(`safetensors: ${where}: tensor '${name}' was disposed`);
     if (!(t.dtype in WRITE_DTYPE))
       throw new Error(
@@ -277,11 +287,14 @@ function parseHeader(
   }
   if (!isPlainObject(header)) return fail('the header is not a JSON object');
 
-  const metadata: SafetensorsMetadata = {};
+  // Null-prototype records: every name read is an own entry, whatever it is.
+  const metadata: SafetensorsMetadata = Object.create(null);
   const rawMetadata = header[METADATA_KEY];
   if (rawMetadata !== undefined && rawMetadata !== null) {
     if (!isPlainObject(rawMetadata)) fail(`'${METADATA_KEY}' is not an object of strings`);
     for (const [k, v] of Object.entries(rawMetadata as Record<string, unknown>)) {
+      if (k === FORBIDDEN_NAME)
+        fail(`'${METADATA_KEY}' has an entry named '${FORBIDDEN_NAME}', which is not allowed`);
       if (typeof v !== 'string') fail(`'${METADATA_KEY}' entry '${k}' is ${JSON.stringify(v)}, not a string`);
       metadata[k] = v as string;
     }
@@ -292,6 +305,7 @@ function parseHeader(
   for (const [name, info] of Object.entries(header)) {
     if (name === METADATA_KEY) continue;
     const bad = (why: string): never => fail(`tensor '${name}': ${why}`);
+    if (name === FORBIDDEN_NAME) bad('this name is not allowed (it would set an object prototype)');
     if (!isPlainObject(info)) bad('its entry is not an object');
     const { dtype, shape, data_offsets: offsets } = info as Record<string, unknown>;
     if (typeof dtype !== 'string') bad(`dtype is ${JSON.stringify(dtype)}, not a string`);
@@ -352,7 +366,7 @@ export function parseSafetensors(bytes: Uint8Array, options: ParseOptions = {}):
   });
   const device = options.device ?? getDefaultDevice();
   const storesHalf = getBackend(device).halfKernels !== undefined;
-  const tensors: Record<string, Tensor> = {};
+  const tensors: Record<string, Tensor> = Object.create(null);
   for (const [e, bits] of decoded) {
     const dtype = e.read.dtype;
     const [data, as] =
