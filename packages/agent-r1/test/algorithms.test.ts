@@ -60,6 +60,14 @@ function expectClose(actual: ArrayLike<number>, expected: number[]): void {
 }
 
 describe('buildBatch', () => {
+  it('lays out 150,000 trajectories (more than a call takes arguments) without overflowing the stack', () => {
+    // train.promptsPerStep=100000 failed with "Maximum call stack size exceeded" (issue #35).
+    const many = [...Array<Traj>(149_999).fill(twoTurn()), truncated()];
+    const b = buildBatch(many, { minLength: 3 });
+    expect([b.size, b.length]).toEqual([150_000, 8]);
+    expect(buildBatch([truncated()], { minLength: 6 }).length).toBe(6);
+  });
+
   it('pads to the longest trajectory and lays out masks, log-probs and rewards per token', () => {
     const b = buildBatch([twoTurn(), truncated()], { padTokenId: -1 });
     expect(b.size).toBe(2);

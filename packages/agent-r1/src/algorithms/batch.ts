@@ -54,7 +54,7 @@ export interface TrajectoryBatch {
 /** Lays a list of trajectories out as padded [N, L] arrays. */
 export function buildBatch(trajectories: readonly Trajectory[], options: BatchOptions = {}): TrajectoryBatch {
   const { includeProcessRewards = true, padTokenId = 0, minLength = 0 } = options;
-  const length = Math.max(minLength, ...trajectories.map((t) => t.tokens.length), 0);
+  const length = trajectories.reduce((most, t) => Math.max(most, t.tokens.length), Math.max(minLength, 0));
   const batch: TrajectoryBatch = {
     size: trajectories.length,
     length,

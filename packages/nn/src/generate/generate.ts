@@ -45,7 +45,8 @@ function padBatch(
   rows: readonly (readonly number[])[],
   device: string | undefined,
 ): { ids: Tensor; tokens: Int32Array[]; lengths: number[] } {
-  const T = Math.max(1, ...rows.map((r) => r.length));
+  // A loop, not `Math.max(...lengths)`: spreading a big batch (100k rows) overflows the call stack.
+  const T = rows.reduce((most, r) => Math.max(most, r.length), 1);
   const data = new Int32Array(rows.length * T);
   for (const [b, r] of rows.entries()) data.set(r, b * T);
   return {

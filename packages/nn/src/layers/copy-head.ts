@@ -206,7 +206,7 @@ function distinctIds(
     }
     rows.push([...slotOf.keys()]);
   }
-  const distinct = Math.max(1, ...rows.map((r) => r.length));
+  const distinct = rows.reduce((most, r) => Math.max(most, r.length), 1);
   const ids = new Int32Array(B * distinct);
   const valid = new Float64Array(B * distinct);
   rows.forEach((row, b) => {

@@ -228,7 +228,7 @@ export class TransformerLM extends Module {
     const outputAt = options.positions ? paddedPositions(options.positions, B, T) : null;
     if (outputAt && cache) throw new Error('TransformerLM.forward: positions cannot be used with a cache');
     const starts = cache ? [...cache.lengths] : new Array<number>(B).fill(0);
-    const keys = Math.max(...starts.map((s, b) => s + lengths[b]), 1);
+    const keys = starts.reduce((most, s, b) => Math.max(most, s + lengths[b]), 1);
     if (keys > this.config.maxLength) {
       throw new Error(`TransformerLM.forward: ${keys} positions exceed maxLength ${this.config.maxLength}`);
     }
@@ -361,7 +361,7 @@ function paddedPositions(positions: readonly (readonly number[])[], B: number, T
     throw new Error(`TransformerLM.forward: positions has ${positions.length} rows, ids has ${B}`);
   if (T === 0)
     throw new Error('TransformerLM.forward: positions need at least one token per row, ids has none');
-  const Q = Math.max(1, ...positions.map((p) => p.length));
+  const Q = positions.reduce((most, p) => Math.max(most, p.length), 1);
   return positions.map((row, b) => {
     for (const p of row) {
       if (!Number.isInteger(p) || p < 0 || p >= T)
