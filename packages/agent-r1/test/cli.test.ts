@@ -110,6 +110,20 @@ describe('runCli dispatch', () => {
     expect(bad.err).toContain("option '--port <number>' argument 'http' is invalid");
   });
 
+  it('passes --corpus to serve-search as its own option, not into the config', async () => {
+    const { handlers, calls } = fakes();
+    expect(await cli(['serve-search', '--corpus', 'c.jsonl'], handlers)).toEqual({
+      code: 0,
+      out: '',
+      err: '',
+    });
+    const ctx = calls[0].ctx as ServeSearchContext;
+    expect(ctx.corpus).toBe('c.jsonl');
+    expect(ctx.config).toEqual(DEFAULT_CONFIG);
+    await cli(['serve-search'], handlers);
+    expect((calls[1].ctx as ServeSearchContext).corpus).toBeUndefined();
+  });
+
   it("returns a handler's exit code, and 1 with the message when it throws", async () => {
     expect((await cli(['train'], fakes(3).handlers)).code).toBe(3);
     const throwing: CommandHandlers = {

@@ -48,6 +48,8 @@ export interface ServeSearchContext extends CommandContext {
   command: 'serve-search';
   port: number;
   host: string;
+  /** A JSONL corpus to serve (`--corpus`) instead of the built-in one. */
+  corpus?: string;
 }
 
 /** A handler's result: nothing (success) or a process exit code. */

@@ -180,14 +180,17 @@ export async function runCli(
   );
   const serve = define('serve-search', 'serve the search tool over HTTP for rollouts')
     .option('--port <number>', 'the port to listen on', parsePort, 8765)
-    .option('--host <address>', 'the address to listen on', '127.0.0.1');
-  serve.action(async (overrides: string[], opts: Record<string, unknown>) =>
+    .option('--host <address>', 'the address to listen on', '127.0.0.1')
+    .option('--corpus <file>', 'JSONL corpus {"id", "contents"} to serve instead of the built-in one');
+  // The corpus is serve-search's own option, not a task option: it does not go into the config.
+  serve.action(async (overrides: string[], { corpus, ...opts }: Record<string, unknown>) =>
     run('serve-search', (h, ctx) =>
       h.serveSearch({
         ...ctx,
         command: 'serve-search',
         port: opts.port as number,
         host: opts.host as string,
+        corpus: corpus as string | undefined,
       } satisfies ServeSearchContext),
     )(overrides, opts),
   );

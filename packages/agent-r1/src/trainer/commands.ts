@@ -6,7 +6,7 @@ import type { CommandContext, CommandHandlers } from '../cli/handlers.js';
 import { type Trajectory, totalReward } from '../mdp/trajectory.js';
 import { createTask } from '../tasks/index.js';
 import type { AgentTask } from '../tasks/task.js';
-import { serveMultihopSearch } from '../tasks/multihop-qa/serve.js';
+import { serveMultihopSearch, servedCorpus } from '../tasks/multihop-qa/serve.js';
 import { policyFolder } from './agent-files.js';
 import { prepareBackend } from './backend-setup.js';
 import { chat } from './chat.js';
@@ -150,6 +150,6 @@ export const handlers: CommandHandlers = {
   },
 
   async serveSearch(ctx) {
-    await serveMultihopSearch({ host: ctx.host, port: ctx.port }, ctx.stdout);
+    await serveMultihopSearch({ host: ctx.host, port: ctx.port, corpus: servedCorpus(ctx) }, ctx.stdout);
   },
 };

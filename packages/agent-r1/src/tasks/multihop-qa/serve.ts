@@ -1,13 +1,49 @@
-/** `agent-r1 serve-search`: the multi-hop corpus index over HTTP, until SIGINT / SIGTERM. */
+/**
+ * `agent-r1 serve-search`: a corpus index over HTTP, until SIGINT / SIGTERM: the built-in multi-hop corpus,
+ * or a FlashRAG-style JSONL corpus (`{"id", "contents"}` per line, optional "title") given as `corpus`.
+ * The HTTP API: docs/search-service.md.
+ */
 import type { CliOutput } from '../../cli/handlers.js';
-import { type SearchServer, startSearchServer } from './search/index.js';
+import { loadCorpusJsonl } from './data/jsonl.js';
+import { SearchIndex, type SearchServer, startSearchServer } from './search/index.js';
 import { loadMultihopResources } from './task.js';
+
+export interface MultihopSearchServerOptions {
+  host?: string;
+  port?: number;
+  /** A JSONL corpus file to serve instead of the built-in corpus (as `eval --corpus` reads it). */
+  corpus?: string;
+  /** Where the built-in dataset is cached, and its seed (without `corpus`). */
+  cacheDir?: string;
+  dataSeed?: number;
+}
+
+/** The index of a JSONL corpus file; throws naming the file (and line) if it is unreadable, bad or empty. */
+export function corpusFileIndex(path: string): SearchIndex {
+  const docs = loadCorpusJsonl(path);
+  if (docs.length === 0) throw new Error(`corpus ${path}: the file holds no documents`);
+  // A document without a title is served without one (not with an empty one).
+  return SearchIndex.build(docs.map((d) => (d.title ? d : { id: d.id, contents: d.contents })));
+}
+
+/**
+ * The corpus file `serve-search` serves: its `--corpus`, else the multi-hop task's own `corpus` option
+ * (`--preset multihop taskOptions.corpus=c.jsonl`, as `eval` reads it); undefined for the built-in corpus.
+ */
+export function servedCorpus(ctx: {
+  corpus?: string;
+  config: { task: string; taskOptions?: Record<string, unknown> };
+}): string | undefined {
+  if (ctx.corpus !== undefined) return ctx.corpus;
+  const own = ctx.config.task === 'multihop-qa' ? ctx.config.taskOptions?.corpus : undefined;
+  return typeof own === 'string' && own !== '' ? own : undefined;
+}
 
 /** Builds (or loads) the corpus index and starts serving it; the caller closes the server. */
 export async function startMultihopSearchServer(
-  options: { host?: string; port?: number; cacheDir?: string; dataSeed?: number } = {},
+  options: MultihopSearchServerOptions = {},
 ): Promise<SearchServer> {
-  const { index } = loadMultihopResources(options);
+  const index = options.corpus ? corpusFileIndex(options.corpus) : loadMultihopResources(options).index;
   return startSearchServer(index, { host: options.host, port: options.port });
 }
 
@@ -16,11 +52,12 @@ export async function startMultihopSearchServer(
  * `onStart` gets the running server (tests use it).
  */
 export async function serveMultihopSearch(
-  options: { host: string; port: number; cacheDir?: string },
+  options: MultihopSearchServerOptions & { host: string; port: number },
   out: CliOutput,
   hooks: { signal?: AbortSignal; onStart?: (server: SearchServer) => void } = {},
 ): Promise<void> {
   const server = await startMultihopSearchServer(options);
+  if (options.corpus) out.write(`search server: serving the corpus ${options.corpus}\n`);
   out.write(`search server: ${server.url} (POST /search, GET /health); Ctrl-C to stop\n`);
   hooks.onStart?.(server);
   await new Promise<void>((resolve) => {
