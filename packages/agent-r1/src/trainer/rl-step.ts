@@ -117,7 +117,8 @@ async function collect<Example>(
   const informative = groups.length;
   let rounds = 1;
   while (groups.length < examples.length && rounds < algorithm.maxSampleRounds && drawMore) {
-    groups.push(...informativeGroups(await run(await drawMore())));
+    // A loop, not a spread: a round may add more groups than a call's arguments can hold.
+    for (const group of informativeGroups(await run(await drawMore()))) groups.push(group);
     rounds++;
   }
   const kept = Math.min(groups.length, examples.length);

@@ -61,7 +61,7 @@ function neededPositions(
     for (let t = 1; t < batch.lengths[r]; t++) if (mask[t]) out.push(t - 1);
     return out;
   });
-  const Q = Math.max(1, ...positions.map((p) => p.length));
+  const Q = positions.reduce((most, p) => Math.max(most, p.length), 1);
   const column = new Int32Array(rows.length * Q);
   const valid = new Float64Array(rows.length * Q);
   const target = new Int32Array(rows.length * Q);
