@@ -153,7 +153,7 @@ export {
   formatResultsTable,
   policyRows,
   writeResults,
-} from './trainer/results.js';
+} from './evaluation/results.js';
 export {
   type TablePolicy,
   loadPolicyFrom,
@@ -161,18 +161,18 @@ export {
   plotRunCurves,
   resultsTable,
   tableExamples,
-} from './trainer/report.js';
+} from './evaluation/report.js';
 export { lengthBucketedBatches, warmStart, warmStartDir } from './trainer/warm-start.js';
 export { drawWindows, pretrain, pretrainDir, tokenStream } from './trainer/pretrain.js';
 export { type TrainResult, trainAgent } from './trainer/trainer.js';
-export { type Evaluation, evaluate } from './trainer/evaluate.js';
+export { type Evaluation, evaluate } from './evaluation/evaluate.js';
 export {
   type ActionPart,
   type ImitationGroup,
   type ImitationReport,
   imitationReport,
   imitationTable,
-} from './trainer/imitation.js';
+} from './evaluation/imitation.js';
 export { type SftOptions, type SftStepResult, sftStep } from './trainer/sft.js';
 export { demonstrate } from './trainer/demonstrations.js';
 export { type RlContext, type StepMetrics, meanInfo, rlStep } from './trainer/rl-step.js';
@@ -227,10 +227,10 @@ export {
   agentFiles,
   policyFolder,
   readAgentDescription,
-} from './trainer/agent-files.js';
-export { type AgentAnswer, type LoadedAgent, loadAgent, transcript } from './trainer/load-agent.js';
-export { describeEvaluation, validationKey, validationRecord } from './trainer/evaluate.js';
-export { type TableLayout, tableLayout } from './trainer/results.js';
+} from './checkpoints/agent-files.js';
+export { type AgentAnswer, type LoadedAgent, loadAgent, transcript } from './checkpoints/load-agent.js';
+export { describeEvaluation, validationKey, validationRecord } from './evaluation/evaluate.js';
+export { type TableLayout, tableLayout } from './evaluation/results.js';
 export * from './tasks/multihop-qa/index.js';
 export {
   type CliOutput,

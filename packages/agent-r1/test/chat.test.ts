@@ -15,10 +15,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { revealTask } from '../src/tasks/reveal/index.js';
 import { createTask } from '../src/tasks/index.js';
 import { prepareBackend } from '../src/trainer/backend-setup.js';
-import { chat } from '../src/trainer/chat.js';
+import { chat } from '../src/cli/chat.js';
 import { resolveConfig } from '../src/trainer/config.js';
 import { buildPolicy } from '../src/trainer/models.js';
-import { loadPolicyFrom } from '../src/trainer/report.js';
+import { loadPolicyFrom } from '../src/evaluation/report.js';
 import { Capture } from './support/capture.js';
 import { TINY_MODEL } from './support/tiny-model.js';
 

@@ -4,7 +4,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { buildBatch } from '../src/algorithms/batch.js';
 import { type Trajectory, startTrajectory } from '../src/mdp/trajectory.js';
 import type { TextCodec } from '../src/rollout/config.js';
-import { type ImitationReport, imitationReport, imitationTable } from '../src/trainer/imitation.js';
+import { type ImitationReport, imitationReport, imitationTable } from '../src/evaluation/imitation.js';
 import { sequenceForward } from '../src/trainer/sequence.js';
 
 /** Ids 0–3 are the tags; the rest are one-letter words. */

@@ -3,9 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runCli } from '../src/cli/run.js';
-import { handlers } from '../src/trainer/commands.js';
+import { handlers } from '../src/cli/commands.js';
 import { presets, resolveConfig } from '../src/trainer/config.js';
-import type { ResultRow } from '../src/trainer/results.js';
+import type { ResultRow } from '../src/evaluation/results.js';
 import { Capture } from './support/capture.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'multihop-train-'));

@@ -20,7 +20,7 @@ import {
 } from '../src/tasks/multihop-qa/index.js';
 import type { SearchServer } from '../src/tasks/multihop-qa/search/index.js';
 import type { AgentTask } from '../src/tasks/task.js';
-import { formatResultsTable, tableLayout } from '../src/trainer/results.js';
+import { formatResultsTable, tableLayout } from '../src/evaluation/results.js';
 
 /** `France (geography)` → `France`. */
 const splitName = (title: string) => title.replace(/ \(geography\)$/, '');

@@ -9,11 +9,11 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runCli } from '../src/cli/run.js';
 import { createTask } from '../src/tasks/index.js';
-import { handlers } from '../src/trainer/commands.js';
+import { handlers } from '../src/cli/commands.js';
 import { resolveConfig } from '../src/trainer/config.js';
-import { evaluate } from '../src/trainer/evaluate.js';
+import { evaluate } from '../src/evaluation/evaluate.js';
 import { buildPolicy } from '../src/trainer/models.js';
-import type { ResultRow } from '../src/trainer/results.js';
+import type { ResultRow } from '../src/evaluation/results.js';
 import { Capture } from './support/capture.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'agent-r1-smoke-'));

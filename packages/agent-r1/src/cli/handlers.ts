@@ -1,6 +1,6 @@
 /**
  * What the `agent-r1` commands call: one handler per subcommand, given the resolved config. The real
- * handlers live in `src/trainer/commands.ts`, loaded lazily by `loadHandlers()` so that `--help` and
+ * handlers live in `src/cli/commands.ts`, loaded lazily by `loadHandlers()` so that `--help` and
  * argument errors work without them.
  */
 import type { TrainConfig } from '../trainer/config.js';
@@ -64,7 +64,7 @@ export interface CommandHandlers {
 
 export const HANDLERS_NOT_BUILT = 'agent-r1: command handlers are not built yet';
 
-const COMMANDS_MODULE = '../trainer/commands.js';
+const COMMANDS_MODULE = './commands.js';
 
 function isMissingModule(e: unknown, specifier: string): boolean {
   const err = e as { code?: unknown; message?: unknown };
@@ -81,7 +81,7 @@ function isMissingModule(e: unknown, specifier: string): boolean {
 }
 
 /**
- * Imports the real handlers from `../trainer/commands.js`, which exports `handlers` (a CommandHandlers), a
+ * Imports the real handlers from `./commands.js`, which exports `handlers` (a CommandHandlers), a
  * `createHandlers()` returning them, or a default export of either. Throws
  * 'agent-r1: command handlers are not built yet' when that module does not exist.
  */

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-/** The `agent-r1` executable: the command line over the real handlers of `../trainer/commands.js`. */
+/** The `agent-r1` executable: the command line over the real handlers of `./commands.js`. */
 import { loadHandlers } from './handlers.js';
 import { runCli } from './run.js';
 

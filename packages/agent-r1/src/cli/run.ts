@@ -6,7 +6,7 @@
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import { stringify as toYaml } from 'yaml';
 import { ConfigError, presets, resolveConfig } from '../trainer/config.js';
-import { savedConfig } from '../trainer/agent-files.js';
+import { savedConfig } from '../checkpoints/agent-files.js';
 import { loadTaskModule } from './task-module.js';
 import { libraryVersion } from '../version.js';
 import type {
@@ -216,7 +216,7 @@ export async function runCli(
     .argument('<a>', 'a trace file')
     .argument('<b>', 'the trace file to compare it with')
     .action(async (a: string, b: string) => {
-      const { compareTraceFiles } = await import('../trainer/compare-traces.js');
+      const { compareTraceFiles } = await import('./compare-traces.js');
       const { report, diverged } = compareTraceFiles(a, b);
       stdout.write(report);
       if (diverged) exitCode = 1;

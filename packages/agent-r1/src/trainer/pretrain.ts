@@ -8,7 +8,7 @@
  */
 import { join } from 'node:path';
 import { AdamW, type TransformerLM, saveCheckpoint } from '@agent-r1/nn';
-import { agentFiles } from './agent-files.js';
+import { agentFiles } from '../checkpoints/agent-files.js';
 import { Generator } from '@agent-r1/tensor';
 import { startTrajectory } from '../mdp/trajectory.js';
 import type { TextCodec } from '../rollout/config.js';
@@ -19,7 +19,7 @@ import { lrMultiplier } from './lr-schedule.js';
 import { openMetricsLog } from './metrics-log.js';
 import { createProgress } from './progress.js';
 import { sftStep } from './sft.js';
-import { resumeStage } from './stage-checkpoint.js';
+import { resumeStage } from '../checkpoints/stage-checkpoint.js';
 
 export const PRETRAIN_METRICS = 'pretrain.jsonl';
 

@@ -17,11 +17,11 @@ import {
   evaluate,
   validationKey,
   validationRecord,
-} from './evaluate.js';
+} from '../evaluation/evaluate.js';
 import { openMetricsLog, readMetrics } from './metrics-log.js';
-import { initPolicy } from './init.js';
+import { initPolicy } from '../checkpoints/init.js';
 import { lrMultiplier } from './lr-schedule.js';
-import { agentFiles } from './agent-files.js';
+import { agentFiles } from '../checkpoints/agent-files.js';
 import { buildCritic, buildPolicy, freezeCopy } from './models.js';
 import { sampleExamples } from './permutation.js';
 import { plotMetrics } from './plot.js';

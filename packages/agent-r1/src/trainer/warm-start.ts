@@ -6,7 +6,7 @@
  */
 import { join } from 'node:path';
 import { AdamW, type TransformerLM, WeightAverage, saveCheckpoint } from '@agent-r1/nn';
-import { agentFiles } from './agent-files.js';
+import { agentFiles } from '../checkpoints/agent-files.js';
 import { Generator } from '@agent-r1/tensor';
 import type { Trajectory } from '../mdp/trajectory.js';
 import type { AgentTask } from '../tasks/task.js';
@@ -24,7 +24,7 @@ import { openMetricsLog } from './metrics-log.js';
 import { randomPermutation, repeatCounts } from './permutation.js';
 import { createProgress } from './progress.js';
 import { sftStep } from './sft.js';
-import { resumeStage } from './stage-checkpoint.js';
+import { resumeStage } from '../checkpoints/stage-checkpoint.js';
 
 /** Batches drawn at once before sorting by length: large enough to group lengths, small enough to mix. */
 const POOL_BATCHES = 8;

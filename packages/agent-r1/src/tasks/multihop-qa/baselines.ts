@@ -7,7 +7,7 @@
  * - no retrieval: the commonest training answer of the question's kind.
  */
 import type { EnvFactory } from '../../mdp/env.js';
-import { type ScoredExample, aggregateRows } from '../../trainer/results.js';
+import { type ScoredExample, aggregateRows } from '../../evaluation/results.js';
 import type { ResultRow } from '../task.js';
 import { runTextEpisode } from '../../mdp/text-episode.js';
 import type { Doc, QaExample } from './data/types.js';

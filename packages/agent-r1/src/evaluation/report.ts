@@ -7,12 +7,12 @@ import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { MODEL_FILE, TransformerLM } from '@agent-r1/nn';
 import type { AgentTask } from '../tasks/task.js';
-import { checkTaskFits, readAgentDescription } from './agent-files.js';
-import type { TrainConfig } from './config.js';
-import { initPolicy } from './init.js';
-import { readMetrics } from './metrics-log.js';
-import { buildPolicy } from './models.js';
-import { type PlotSeries, writeSvgPlot } from './plot.js';
+import { checkTaskFits, readAgentDescription } from '../checkpoints/agent-files.js';
+import type { TrainConfig } from '../trainer/config.js';
+import { initPolicy } from '../checkpoints/init.js';
+import { readMetrics } from '../trainer/metrics-log.js';
+import { buildPolicy } from '../trainer/models.js';
+import { type PlotSeries, writeSvgPlot } from '../trainer/plot.js';
 import { validationKey } from './evaluate.js';
 import { type ResultRow, policyRows } from './results.js';
 

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { MODEL_FILE, type TransformerConfig, type TransformerLM } from '@agent-r1/nn';
 import type { AgentTask } from '../tasks/task.js';
 import { LIBRARY_NAME, libraryVersion } from '../version.js';
-import type { TrainConfig } from './config.js';
+import type { TrainConfig } from '../trainer/config.js';
 
 export const AGENT_FILE = 'agent.json';
 export const TOKENIZER_FILE = 'tokenizer.json';

@@ -9,7 +9,7 @@ import type { Trajectory } from '../mdp/trajectory.js';
 import type { RolloutLimits } from '../rollout/config.js';
 import { rollout } from '../rollout/engine.js';
 import type { AgentTask } from '../tasks/task.js';
-import { meanInfo } from './rl-step.js';
+import { meanInfo } from '../trainer/rl-step.js';
 
 export interface Evaluation {
   reward: number;

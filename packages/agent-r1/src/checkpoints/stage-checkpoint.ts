@@ -6,7 +6,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { type LoadCheckpointOptions, loadCheckpoint, readCheckpointState } from '@agent-r1/nn';
-import type { TrainConfig } from './config.js';
+import type { TrainConfig } from '../trainer/config.js';
 
 export interface StageResume<S> {
   /** The stage's label in log lines, e.g. 'warm start'. */

@@ -2,17 +2,17 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { MODEL_FILE } from '@agent-r1/nn';
-import type { CommandContext, CommandHandlers } from '../cli/handlers.js';
+import type { CommandContext, CommandHandlers } from './handlers.js';
 import { type Trajectory, totalReward } from '../mdp/trajectory.js';
 import { createTask } from '../tasks/index.js';
 import type { AgentTask } from '../tasks/task.js';
 import { serveMultihopSearch, servedCorpus } from '../tasks/multihop-qa/serve.js';
-import { policyFolder } from './agent-files.js';
-import { prepareBackend } from './backend-setup.js';
+import { policyFolder } from '../checkpoints/agent-files.js';
+import { prepareBackend } from '../trainer/backend-setup.js';
 import { chat } from './chat.js';
-import { demonstrate } from './demonstrations.js';
-import { describeEvaluation } from './evaluate.js';
-import { imitationReport, imitationTable } from './imitation.js';
+import { demonstrate } from '../trainer/demonstrations.js';
+import { describeEvaluation } from '../evaluation/evaluate.js';
+import { imitationReport, imitationTable } from '../evaluation/imitation.js';
 import {
   type TablePolicy,
   loadPolicyFrom,
@@ -20,10 +20,10 @@ import {
   plotRunCurves,
   resultsTable,
   tableExamples,
-} from './report.js';
-import { type ResultRow, formatResultsMatrix, tableLayout, writeResults } from './results.js';
-import { trainAgent } from './trainer.js';
-import { warmStartDir } from './warm-start.js';
+} from '../evaluation/report.js';
+import { type ResultRow, formatResultsMatrix, tableLayout, writeResults } from '../evaluation/results.js';
+import { trainAgent } from '../trainer/trainer.js';
+import { warmStartDir } from '../trainer/warm-start.js';
 
 async function loadPolicy(ctx: CommandContext) {
   await prepareBackend(ctx.config);

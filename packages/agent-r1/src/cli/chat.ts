@@ -6,11 +6,11 @@
  */
 import { createInterface } from 'node:readline';
 import type { TransformerLM } from '@agent-r1/nn';
-import type { CliOutput } from '../cli/handlers.js';
+import type { CliOutput } from './handlers.js';
 import { totalReward } from '../mdp/trajectory.js';
 import type { RolloutLimits } from '../rollout/config.js';
 import type { AgentTask } from '../tasks/task.js';
-import { evaluate } from './evaluate.js';
+import { evaluate } from '../evaluation/evaluate.js';
 
 export interface ChatSession<E> {
   task: AgentTask<E>;

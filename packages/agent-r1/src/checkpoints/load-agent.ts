@@ -9,10 +9,10 @@ import type { Trajectory } from '../mdp/trajectory.js';
 import { createTask } from '../tasks/registry.js';
 import type { AgentTask } from '../tasks/task.js';
 import { type AgentDescription, policyFolder, readAgentDescription } from './agent-files.js';
-import { prepareBackend } from './backend-setup.js';
-import { type PartialTrainConfig, type TrainConfig, resolveConfig } from './config.js';
-import { evaluate } from './evaluate.js';
-import { loadPolicyFrom } from './report.js';
+import { prepareBackend } from '../trainer/backend-setup.js';
+import { type PartialTrainConfig, type TrainConfig, resolveConfig } from '../trainer/config.js';
+import { evaluate } from '../evaluation/evaluate.js';
+import { loadPolicyFrom } from '../evaluation/report.js';
 
 /** One question answered by the agent: each turn's action and observation, and the episode. */
 export interface AgentAnswer {
