@@ -27,7 +27,7 @@ describe('JSONL loaders (FlashRAG / Search-R1 layout)', () => {
   it('loads questions with golden_answers', () => {
     const p = file(
       'q.jsonl',
-      '{"id": "q1", "question": "Who wrote Hamlet?", "golden_answers": ["Shakespeare", "William Shakespeare"]}\n\n' +
+      '{"id": "q1", "question": "Who wrote Hamlet?", "golden_answers": ["Shakespeare", "William Shakespeare"], "hops": 2}\n\n' +
         '{"question": "Capital of France?", "golden_answers": ["Paris"], "hops": 1}\n',
     );
     const qs = loadQuestionsJsonl(p);
@@ -36,7 +36,7 @@ describe('JSONL loaders (FlashRAG / Search-R1 layout)', () => {
       id: 'q1',
       answers: ['Shakespeare', 'William Shakespeare'],
       kind: 'user',
-      hops: 0,
+      hops: 2,
     });
     expect(qs[1]).toMatchObject({ id: 'q-3', answers: ['Paris'], hops: 1, supportingDocs: [] });
   });

@@ -286,12 +286,13 @@ export async function multihopQaTask(
       ? (options.retrievalReward ?? (config.algorithm?.processRewards ? DEFAULT_RETRIEVAL_REWARD : 0))
       : 0,
   };
+  // The user's questions first: a bad line stops the run before an index or a tokenizer is built.
+  const test = questionsFile === '' ? r.dataset.questions.test : loadQuestionsJsonl(questionsFile);
+  if (test.length === 0) throw new Error(`questions ${questionsFile}: the file holds no questions`);
   const index = ownCorpus ? r.index : userCorpusIndex(corpusFile);
   const makeEnv = makeMultihopEnv(index, envOptions, r.docs);
   const tokenizer = await multihopTokenizer(r, options);
   const { train, validation } = r.dataset.questions;
-  const test = questionsFile === '' ? r.dataset.questions.test : loadQuestionsJsonl(questionsFile);
-  if (test.length === 0) throw new Error(`questions ${questionsFile}: the file holds no questions`);
   const namePool = renamePool(train);
   const trainSplit = options.trainLimit === undefined ? train : train.slice(0, options.trainLimit);
   const kindOf = (ex: QaExample) => ex.kind;

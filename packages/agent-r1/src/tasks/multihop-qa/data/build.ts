@@ -9,7 +9,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { writeFileAtomicSync } from '@agent-r1/nn';
-import { loadCorpusJsonl, loadQuestionsJsonl, writeJsonlAtomic } from './jsonl.js';
+import { JsonlError, loadCorpusJsonl, loadQuestionsJsonl, writeJsonlAtomic } from './jsonl.js';
 import { containsAnswer } from './recall.js';
 import { mulberry32, type Rng, shuffled } from './rng.js';
 import { type KnowledgeSources, loadKnowledgeSources, type WorldCountry } from './sources.js';
@@ -30,7 +30,12 @@ export interface BuildOptions {
   maxPerCountryAndKind?: number;
   /** Injected sources (tests); default: the installed npm packages. */
   sources?: KnowledgeSources;
+  /** Told when a damaged cache is rebuilt; default: a process warning (printed on stderr). */
+  onWarning?: (message: string) => void;
 }
+
+/** The options the data depends on (those that name its cache folder). */
+type DataOptions = Required<Omit<BuildOptions, 'cacheDir' | 'sources' | 'onWarning'>>;
 
 interface Country {
   code: string;
@@ -517,7 +522,7 @@ function comparisons(countries: Country[], rng: Rng): Draft[] {
   return out;
 }
 
-function cacheFolder(cacheDir: string, o: Required<Omit<BuildOptions, 'cacheDir' | 'sources'>>): string {
+function cacheFolder(cacheDir: string, o: DataOptions): string {
   return join(
     cacheDir,
     `multihop-v${DATASET_VERSION}-seed${o.seed}-val${o.validationFraction}-test${o.testFraction}-max${o.maxPerCountryAndKind}`,
@@ -538,14 +543,10 @@ export function buildMultihopDataset(options: BuildOptions = {}): MultihopDatase
   };
   const folder = options.cacheDir === undefined ? undefined : cacheFolder(options.cacheDir, o);
   if (folder !== undefined && options.sources === undefined && existsSync(join(folder, 'meta.json'))) {
-    return {
-      corpus: loadCorpusJsonl(join(folder, 'corpus.jsonl')),
-      questions: {
-        train: loadQuestionsJsonl(join(folder, 'train.jsonl')),
-        validation: loadQuestionsJsonl(join(folder, 'validation.jsonl')),
-        test: loadQuestionsJsonl(join(folder, 'test.jsonl')),
-      },
-    };
+    const cached = readCache(folder);
+    if ('dataset' in cached) return cached.dataset;
+    const warn = options.onWarning ?? ((m: string) => process.emitWarning(m, 'DatasetCacheWarning'));
+    warn(`the dataset cache is damaged and is rebuilt: ${cached.problem}`);
   }
   const dataset = buildFresh(options.sources ?? loadKnowledgeSources(), o);
   if (folder !== undefined) {
@@ -561,10 +562,35 @@ export function buildMultihopDataset(options: BuildOptions = {}): MultihopDatase
   return dataset;
 }
 
-function buildFresh(
-  src: KnowledgeSources,
-  o: Required<Omit<BuildOptions, 'cacheDir' | 'sources'>>,
-): MultihopDataset {
+const CACHE_FILES = ['corpus', 'train', 'validation', 'test'] as const;
+
+/**
+ * The cached dataset, or what is wrong with it (`file:line: …`). The cache is derived data, written atomically
+ * with meta.json last, so a bad line is damage from outside (disk, a hand edit, another tool): rebuilding it
+ * (about a second) is always the fix, and the caller does that rather than make the user find the folder.
+ */
+function readCache(folder: string): { dataset: MultihopDataset } | { problem: string } {
+  const file = (name: (typeof CACHE_FILES)[number]) => join(folder, `${name}.jsonl`);
+  const missing = CACHE_FILES.find((name) => !existsSync(file(name)));
+  if (missing !== undefined) return { problem: `${file(missing)} is missing` };
+  try {
+    return {
+      dataset: {
+        corpus: loadCorpusJsonl(file('corpus')),
+        questions: {
+          train: loadQuestionsJsonl(file('train')),
+          validation: loadQuestionsJsonl(file('validation')),
+          test: loadQuestionsJsonl(file('test')),
+        },
+      },
+    };
+  } catch (e) {
+    if (e instanceof JsonlError) return { problem: e.message };
+    throw e;
+  }
+}
+
+function buildFresh(src: KnowledgeSources, o: DataOptions): MultihopDataset {
   const rng = mulberry32(o.seed);
   const { corpus, drafts, countries } = generate(src);
   const order = shuffled(countries, rng);
@@ -626,5 +652,10 @@ export function datasetStats(d: MultihopDataset): Record<string, Record<string, 
 /** Reads `meta.json` of a cache folder, if any (for tools). */
 export function readCacheMeta(folder: string): unknown {
   const p = join(folder, 'meta.json');
-  return existsSync(p) ? JSON.parse(readFileSync(p, 'utf8')) : undefined;
+  if (!existsSync(p)) return undefined;
+  try {
+    return JSON.parse(readFileSync(p, 'utf8'));
+  } catch (e) {
+    throw new Error(`${p}: invalid JSON (${(e as Error).message})`);
+  }
 }

@@ -7,9 +7,9 @@
  *   POST /search  {"queries": ["…", …], "k": 3} → {"results": [[…], …]}   (one batched pass)
  *   GET  /health                                 → {"status": "ok", "documents": N}
  *
- * Errors answer `{"error": "…"}` with 400 (bad request, a query over its limits), 404, 405, 408 (a client
- * too slow to send its request), 413 (body too large), 503 (busy, or the search ran past its deadline) or
- * 500. The whole API, with its limits: docs/search-service.md.
+ * Errors answer `{"error": "…"}` with 400 (bad request, a body that is not UTF-8, a query over its limits),
+ * 404, 405, 408 (a client too slow to send its request), 413 (body too large), 503 (busy, or the search ran
+ * past its deadline) or 500. The whole API, with its limits: docs/search-service.md.
  *
  * Bounded: a query is checked against its limits (length, distinct terms) before it reaches the index, a
  * batch against its size; a request's search work has a deadline and runs in slices that let the event loop
@@ -101,6 +101,9 @@ function positiveInt(value: number | undefined, fallback: number, what: string):
   return v;
 }
 
+/** Strict: a body that is not UTF-8 throws rather than decoding to U+FFFD. */
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
 async function readBody(req: IncomingMessage, limit: number): Promise<string> {
   const chunks: Buffer[] = [];
   let size = 0;
@@ -109,7 +112,12 @@ async function readBody(req: IncomingMessage, limit: number): Promise<string> {
     if (size > limit) throw new HttpError(413, `request body larger than ${limit} bytes`);
     chunks.push(chunk);
   }
-  return Buffer.concat(chunks).toString('utf8');
+  try {
+    return utf8.decode(Buffer.concat(chunks));
+  } catch {
+    // Not replaced with U+FFFD: a query the client did not write would be searched and answered.
+    throw new HttpError(400, 'the request body is not valid UTF-8; send JSON encoded as UTF-8');
+  }
 }
 
 function hostForUrl(host: string): string {
