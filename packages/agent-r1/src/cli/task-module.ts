@@ -18,13 +18,18 @@ const isDefinition = (v: unknown): v is TaskDefinition =>
 
 /** Makes TypeScript importable through the tsx found from `path`'s project; false without tsx. */
 async function registerTypeScript(path: string): Promise<boolean> {
-  let api: string;
+  const require = createRequire(path);
+  let manifest: string;
   try {
-    api = createRequire(path).resolve('tsx/esm/api');
+    manifest = require.resolve('tsx/package.json');
   } catch {
     return false;
   }
-  const { register } = (await import(pathToFileURL(api).href)) as { register: () => unknown };
+  // tsx/esm/api's ES module build: its CommonJS build cannot register the loader when imported from ESM.
+  const exportsMap = (require(manifest) as { exports: Record<string, { import: { default: string } }> })
+    .exports;
+  const entry = new URL(exportsMap['./esm/api'].import.default, pathToFileURL(manifest)).href;
+  const { register } = (await import(entry)) as { register: () => unknown };
   register();
   return true;
 }
@@ -43,7 +48,8 @@ export async function loadTaskModule(file: string): Promise<string[]> {
         throw new Error(
           `--task-module ${file}: a TypeScript module needs tsx in your project (npm install -D tsx), or compile it to JavaScript`,
         );
-      mod = await import(url);
+      // A new URL: Node keeps the failed import of the first one.
+      mod = await import(`${url}?typescript`);
     } else if (code === 'ERR_MODULE_NOT_FOUND' && (e as Error).message.includes(path))
       throw new Error(`--task-module ${file}: no such file (${path})`);
     else throw new Error(`--task-module ${file}: ${(e as Error).message}`);
