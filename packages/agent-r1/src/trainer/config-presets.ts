@@ -21,7 +21,10 @@ export const presets: Record<string, PartialTrainConfig> = {
    */
   reveal: {
     task: 'reveal',
-    model: { dModel: 32, layers: 2, heads: 4, kvHeads: 2, maxLength: 16 },
+    // A copy head, so that the policy can repeat the digit the tool shows. Without one this small model
+    // learnt that copy late in the warm start and at a step that varies with the seed; where it had not, the
+    // tool paid little more than a guess and RL did not take it up.
+    model: { dModel: 32, layers: 2, heads: 4, kvHeads: 2, maxLength: 16, copyHead: true },
     rollout: {
       n: 8,
       maxTurns: 3,
