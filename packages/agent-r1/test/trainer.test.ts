@@ -85,7 +85,8 @@ describe('trainAgent', () => {
       'policy/model.safetensors',
       'policy/optimizer.safetensors',
       'policy/state.json',
-      'reference/model.safetensors',
+      // The KL reference is saved in the policy's folder, so the two are always of one step.
+      'policy/reference.model.safetensors',
     ]) {
       expect(existsSync(join(c.checkpoint.dir, f)), f).toBe(true);
     }

@@ -3,9 +3,15 @@
  * `checkpoint.resume`: a finished stage's model is loaded and the stage is not run again; an unfinished one
  * continues from its saved model, optimizer and state; without a saved state it starts afresh.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { type LoadCheckpointOptions, loadCheckpoint, readCheckpointState } from '@agent-r1/nn';
+import {
+  type LoadCheckpointOptions,
+  STATE_FILE,
+  loadCheckpoint,
+  readCheckpointState,
+  recoverCheckpoint,
+} from '@agent-r1/nn';
 import type { TrainConfig } from '../trainer/config.js';
 
 export interface StageResume<S> {
@@ -26,8 +32,16 @@ export async function resumeStage<S extends { step: number }>(
   o: StageResume<S>,
   log: (line: string) => void,
 ): Promise<'complete' | S | null> {
-  if (!config.checkpoint.resume || !existsSync(join(o.dir, 'state.json'))) return null;
+  if (!config.checkpoint.resume) return null;
+  for (const line of await recoverCheckpoint(o.dir)) log(`${o.label}: ${line}`);
+  if (!existsSync(o.dir) || readdirSync(o.dir).length === 0) return null;
+  if (!existsSync(join(o.dir, STATE_FILE)))
+    throw new Error(
+      `${o.label}: ${o.dir} holds no ${STATE_FILE}, so it is no checkpoint of the stage; move it away, or set checkpoint.resume=false to start over`,
+    );
   const saved = await readCheckpointState<S>(o.dir);
+  if (typeof saved !== 'object' || saved === null || !Number.isSafeInteger(saved.step) || saved.step < 0)
+    throw new Error(`${o.label}: ${join(o.dir, STATE_FILE)}: "state.step" must be a whole number >= 0`);
   o.check?.(saved);
   if (saved.step >= o.steps) {
     await loadCheckpoint(o.dir, { model: o.parts.model });

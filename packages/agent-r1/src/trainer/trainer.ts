@@ -4,9 +4,17 @@
  * validation, metrics to JSONL and an SVG plot, and checkpoints that resume the run exactly (weights,
  * optimizer moments, random generators, step).
  */
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { AdamW, type TransformerLM, loadCheckpoint, saveCheckpoint } from '@agent-r1/nn';
+import {
+  AdamW,
+  STATE_FILE,
+  type TransformerLM,
+  loadCheckpoint,
+  readCheckpointState,
+  recoverCheckpoint,
+  saveCheckpoint,
+} from '@agent-r1/nn';
 import { Generator } from '@agent-r1/tensor';
 import { RenamingEnv } from '../mdp/renaming-env.js';
 import type { AgentTask, EntityRenaming } from '../tasks/task.js';
@@ -46,6 +54,32 @@ interface SavedState {
   warmStarted: boolean;
 }
 
+/**
+ * The RL state saved in `policyDir` (null when nothing is saved there yet), every field checked: an error
+ * names the file and the field. A folder without a state is not a run to resume: it stops the run.
+ */
+async function readRunState(policyDir: string, config: TrainConfig): Promise<SavedState | null> {
+  if (!existsSync(policyDir) || readdirSync(policyDir).length === 0) return null;
+  const file = join(policyDir, STATE_FILE);
+  if (!existsSync(file))
+    throw new Error(
+      `resume: ${policyDir} holds no ${STATE_FILE}, so it is no checkpoint of a run; move it away, or set checkpoint.resume=false to start over`,
+    );
+  const saved = await readCheckpointState<Partial<SavedState> | null>(policyDir);
+  const bad = (field: string, rule: string) => new Error(`resume: ${file}: "state.${field}" ${rule}`);
+  if (typeof saved !== 'object' || saved === null)
+    throw new Error(`resume: ${file}: "state" must be an object`);
+  if (typeof saved.warmStarted !== 'boolean') throw bad('warmStarted', 'must be true or false');
+  if (!Number.isSafeInteger(saved.step) || (saved.step as number) < 0)
+    throw bad('step', `must be a whole number >= 0, got ${JSON.stringify(saved.step)}`);
+  if ((saved.step as number) > config.train.steps)
+    throw bad(
+      'step',
+      `is ${saved.step}, past train.steps (${config.train.steps}): raise train.steps to continue the run`,
+    );
+  return saved as SavedState;
+}
+
 export async function trainAgent<E>(
   config: TrainConfig,
   task: AgentTask<E>,
@@ -80,11 +114,29 @@ export async function trainAgent<E>(
   const drawRenamings = rlRenamings(config, task, renameGenerator);
   let renamings = new Map<E, EntityRenaming>();
   let state: SavedState = { step: 0, warmStarted: false };
-  if (config.checkpoint.resume && existsSync(join(policyDir, 'state.json'))) {
-    state = await loadCheckpoint<SavedState>(policyDir, { model: policy, optimizer, generators });
-    if (critic && criticOptimizer)
-      await loadCheckpoint(join(dir, 'critic'), { model: critic, optimizer: criticOptimizer });
-    log(`resumed from ${policyDir} at step ${state.step}`);
+  const usesReference = config.algorithm.klCoef > 0;
+  let reference: TransformerLM | null = null;
+  // Everything an RL step changes is one checkpoint folder: the policy, its optimizer, the generators, the
+  // step, and its companions (the KL reference, a separate critic with its optimizer), saved and replaced
+  // together, so a run resumes to one step's state, never a mix.
+  const companions = () => ({
+    ...(critic && criticOptimizer ? { critic: { model: critic, optimizer: criticOptimizer } } : {}),
+    ...(reference ? { reference: { model: reference } } : {}),
+  });
+  if (config.checkpoint.resume) {
+    for (const line of await recoverCheckpoint(policyDir)) log(`resume: ${line}`);
+    const saved = await readRunState(policyDir, config);
+    if (saved) {
+      // The reference is the policy the RL stage started from, saved with every RL checkpoint.
+      if (usesReference && saved.warmStarted) reference = freezeCopy(policy);
+      state = await loadCheckpoint<SavedState>(policyDir, {
+        model: policy,
+        optimizer,
+        generators,
+        companions: companions(),
+      });
+      log(`resumed from ${policyDir} at step ${state.step}`);
+    }
   }
   if (!state.warmStarted) {
     if (config.init !== '') {
@@ -95,17 +147,17 @@ export async function trainAgent<E>(
     await warmStart(config, task, policy, log, tracer).catch(stopTracing);
     state.warmStarted = true;
   }
-  const usesReference = config.algorithm.klCoef > 0;
-  const reference = usesReference ? freezeCopy(policy) : null;
-  const referenceDir = join(dir, 'reference');
-  if (reference && state.step > 0) await loadCheckpoint(referenceDir, { model: reference });
+  if (usesReference) reference ??= freezeCopy(policy);
   const describe = agentFiles(config, task, policy);
-  const save = async () => {
-    await saveCheckpoint(policyDir, { model: policy, optimizer, generators, state, files: describe });
-    if (critic && criticOptimizer)
-      await saveCheckpoint(join(dir, 'critic'), { model: critic, optimizer: criticOptimizer });
-    if (reference) await saveCheckpoint(referenceDir, { model: reference });
-  };
+  const save = () =>
+    saveCheckpoint(policyDir, {
+      model: policy,
+      optimizer,
+      generators,
+      state,
+      files: describe,
+      companions: companions(),
+    });
   const ctx: RlContext<E> = {
     config,
     policy,
@@ -122,7 +174,8 @@ export async function trainAgent<E>(
     answerMetrics: task.answerMetrics ?? [],
     generator: rolloutGenerator,
   };
-  const metricsLog = openMetricsLog(config.log.dir, { fromStep: state.step + 1 });
+  // Rows after the resumed step go; a run resumed at step 0 evaluates step 0 again, so its row goes too.
+  const metricsLog = openMetricsLog(config.log.dir, { fromStep: state.step === 0 ? 0 : state.step + 1 });
   const lrScale = lrMultiplier(config.train);
   const validation = task.validation.slice(0, config.eval.examples);
   const result: TrainResult = { steps: 0, metrics: [], evaluations: [], policy };

@@ -7,6 +7,9 @@
  *   average.safetensors    (optional) a WeightAverage's sums by parameter name, its decay and update count
  *                          as JSON in the metadata entry "average"
  *   state.json             {format, version, step, generators: {name: {key, counter}}, state: <the trainer's>}
+ *   <name>.model.safetensors, <name>.optimizer.safetensors
+ *                          (optional) companion models saved with the main one, e.g. a frozen reference and
+ *                          a critic with its optimizer: one folder, so they are always of the same step
  *   ...                    (optional) further files of the caller's, e.g. a description of what the model is
  *
  * saveCheckpoint writes everything into a temporary folder next to the target, flushed to disk, and renames
@@ -14,7 +17,7 @@
  * plus a hidden temporary folder, never a half-written one.
  */
 import { mkdir, readFile, readdir, rename, rm, stat } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { type Generator, type Tensor, dispose, isFloat, noGrad } from '@agent-r1/tensor';
 import type { Module } from '../module.js';
 import type { Optimizer, OptimizerState, ParamNames } from '../optim/optimizer.js';
@@ -54,7 +57,25 @@ export interface SaveCheckpointOptions {
    * model, its tokenizer), so that they appear and are replaced with the checkpoint, never apart from it.
    */
   files?: Record<string, string | Uint8Array>;
+  /**
+   * Further models saved in the same folder, each with its optimizer if given, by a name of your choosing
+   * (lower-case letters, digits and '-'), e.g. `{ reference: { model }, critic: { model, optimizer } }`.
+   */
+  companions?: Record<string, Companion>;
 }
+
+/** A model saved or loaded beside the checkpoint's main model, with its optimizer if it has one. */
+export interface Companion {
+  model: Module;
+  optimizer?: AnyOptimizer;
+}
+
+const COMPANION_NAME = /^[a-z][a-z0-9-]*$/;
+const COMPANION_FILE = /^[a-z][a-z0-9-]*\.(model|optimizer)\.safetensors$/;
+const companionFiles = (name: string) => ({
+  model: `${name}.model.safetensors`,
+  optimizer: `${name}.optimizer.safetensors`,
+});
 
 export interface LoadCheckpointOptions {
   model: Module;
@@ -65,6 +86,8 @@ export interface LoadCheckpointOptions {
   generators?: Record<string, Generator>;
   /** Refuse missing, unexpected or mis-shaped model tensors (default true); see loadStateDict. */
   strict?: boolean;
+  /** Companion models to restore (each must have been saved, with its optimizer where one is given). */
+  companions?: Record<string, Companion>;
 }
 
 interface StateFile {
@@ -204,6 +227,18 @@ async function encodeCheckpoint(contents: SaveCheckpointOptions): Promise<Map<st
     });
   }
   files.set(STATE_FILE, new TextEncoder().encode(`${json}\n`));
+  for (const [name, c] of Object.entries(contents.companions ?? {})) {
+    if (!COMPANION_NAME.test(name))
+      throw new Error(
+        `saveCheckpoint: companion '${name}' needs a name of lower-case letters, digits and '-'`,
+      );
+    const names = companionFiles(name);
+    files.set(names.model, await serializeSafetensorsAsync(stateDict(c.model), { format: FORMAT }));
+    if (c.optimizer) {
+      const { tensors, ...meta } = c.optimizer.state(parameterNames(c.model));
+      files.set(names.optimizer, await encodeWithMetadata(tensors, OPTIMIZER_METADATA_KEY, meta));
+    }
+  }
   for (const [name, data] of Object.entries(contents.files ?? {})) {
     if (CHECKPOINT_FILES.has(name) || name === '' || /[\\/]/.test(name) || name.startsWith('.'))
       throw new Error(`saveCheckpoint: files: '${name}' is not a plain file name of the caller's own`);
@@ -236,7 +271,9 @@ export async function saveCheckpoint(dir: string, contents: SaveCheckpointOption
       });
     });
     // The caller's own files of this save may replace those of the last one.
-    const foreign = entries.filter((e) => !CHECKPOINT_FILES.has(e) && !files.has(e));
+    const foreign = entries.filter(
+      (e) => !CHECKPOINT_FILES.has(e) && !files.has(e) && !COMPANION_FILE.test(e),
+    );
     if (foreign.length)
       throw new Error(
         `saveCheckpoint: ${dir} holds files that are not part of a checkpoint (${foreign.join(', ')}); refusing to replace it`,
@@ -279,7 +316,10 @@ async function readCheckpointFile(dir: string, name: string): Promise<Uint8Array
 type OptimizerMeta = Omit<OptimizerState, 'tensors'>;
 type AverageMeta = Omit<WeightAverageState, 'tensors'>;
 
-/** The tensors of `dir/name` and the JSON of its metadata entry `key` (an error names a missing entry). */
+/**
+ * The tensors of `dir/name` and the JSON of its metadata entry `key`. Errors name the file and the entry;
+ * a failed read leaves no tensor alive.
+ */
 async function readWithMetadata<M>(
   dir: string,
   name: string,
@@ -287,24 +327,59 @@ async function readWithMetadata<M>(
 ): Promise<{ tensors: Record<string, Tensor>; meta: M }> {
   const path = join(dir, name);
   const parsed = parseSafetensors(await readCheckpointFile(dir, name), { source: path });
-  const meta = parsed.metadata[key];
-  if (meta === undefined) {
+  try {
+    const meta = parsed.metadata[key];
+    if (meta === undefined) throw new Error(`loadCheckpoint: ${path} has no '${key}' metadata`);
+    let json: unknown;
+    try {
+      json = JSON.parse(meta);
+    } catch (err) {
+      throw new Error(
+        `loadCheckpoint: ${path}: its '${key}' metadata is not valid JSON (${(err as Error).message})`,
+      );
+    }
+    if (typeof json !== 'object' || json === null || Array.isArray(json))
+      throw new Error(`loadCheckpoint: ${path}: its '${key}' metadata must be a JSON object`);
+    return { tensors: parsed.tensors, meta: json as M };
+  } catch (err) {
     dispose(parsed.tensors);
-    throw new Error(`loadCheckpoint: ${path} has no '${key}' metadata`);
+    throw err;
   }
-  return { tensors: parsed.tensors, meta: JSON.parse(meta) as M };
+}
+
+const isCount = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v) && v >= 0;
+const isKeyWord = (v: unknown) => typeof v === 'number' && Number.isInteger(v) && v >= 0 && v < 2 ** 32;
+
+/** Checks every field of a state file; an error names the file and the field. */
+function checkStateFile(state: unknown, path: string): StateFile {
+  const bad = (field: string, rule: string) =>
+    new Error(`loadCheckpoint: ${path}: "${field}" must be ${rule}`);
+  if (typeof state !== 'object' || state === null || Array.isArray(state))
+    throw new Error(`loadCheckpoint: ${path} must hold a JSON object`);
+  const s = state as Record<string, unknown>;
+  if (s.format !== FORMAT || s.version !== VERSION)
+    throw new Error(`loadCheckpoint: ${path} is not a version-${VERSION} ${FORMAT} state file`);
+  if (s.step !== null && !isCount(s.step)) throw bad('step', 'null or a whole number >= 0');
+  if (typeof s.generators !== 'object' || s.generators === null || Array.isArray(s.generators))
+    throw bad('generators', 'an object');
+  for (const [name, g] of Object.entries(s.generators as Record<string, unknown>)) {
+    const saved = g as Partial<GeneratorState> | null;
+    if (!Array.isArray(saved?.key) || saved.key.length !== 2 || !saved.key.every(isKeyWord))
+      throw bad(`generators.${name}.key`, 'two 32-bit whole numbers');
+    if (!isCount(saved.counter)) throw bad(`generators.${name}.counter`, 'a whole number >= 0');
+  }
+  if (!('state' in s)) throw bad('state', 'present (null for none)');
+  return s as unknown as StateFile;
 }
 
 function parseStateFile(bytes: Uint8Array, path: string): StateFile {
-  let state: StateFile;
+  let state: unknown;
   try {
     state = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes));
   } catch (err) {
     throw new Error(`loadCheckpoint: ${path} is not valid JSON: ${(err as Error).message}`, { cause: err });
   }
-  if (state?.format !== FORMAT || state.version !== VERSION)
-    throw new Error(`loadCheckpoint: ${path} is not a version-${VERSION} ${FORMAT} state file`);
-  return state;
+  return checkStateFile(state, path);
 }
 
 /** The trainer's JSON state of a checkpoint (state.json alone: no tensors are read). */
@@ -312,36 +387,67 @@ export async function readCheckpointState<S = unknown>(dir: string): Promise<S> 
   return parseStateFile(await readCheckpointFile(dir, STATE_FILE), join(dir, STATE_FILE)).state as S;
 }
 
+/** One model of a checkpoint read and checked, not yet loaded. */
+interface ReadPart {
+  model: Module;
+  tensors: Record<string, Tensor>;
+  source: string;
+  optimizer?: { target: AnyOptimizer; state: OptimizerState };
+}
+
+/** Reads `modelFile` (and `optimizerFile` when an optimizer is given) for `c`, checking they fit it. */
+async function readPart(
+  dir: string,
+  c: Companion,
+  files: { model: string; optimizer: string },
+  strict: boolean,
+  held: Record<string, Tensor>[],
+): Promise<ReadPart> {
+  const source = join(dir, files.model);
+  const tensors = parseSafetensors(await readCheckpointFile(dir, files.model), { source }).tensors;
+  held.push(tensors);
+  const part: ReadPart = { model: c.model, tensors, source };
+  if (c.optimizer) {
+    const read = await readWithMetadata<OptimizerMeta>(dir, files.optimizer, OPTIMIZER_METADATA_KEY);
+    held.push(read.tensors);
+    const state = { ...read.meta, tensors: read.tensors } as OptimizerState;
+    try {
+      c.optimizer.checkState(state, parameterNames(c.model));
+    } catch (err) {
+      throw new Error(`loadCheckpoint: ${join(dir, files.optimizer)}: ${(err as Error).message}`);
+    }
+    part.optimizer = { target: c.optimizer, state };
+  }
+  const problems = compareStateDict(c.model, tensors);
+  if (strict && !isClean(problems)) throw new Error(`loadStateDict (${source}): ${formatProblems(problems)}`);
+  return part;
+}
+
 /**
- * Loads a checkpoint written by saveCheckpoint into an existing model (and optimizer, and generators),
- * checking everything before changing anything, and returns the trainer's JSON state.
+ * Loads a checkpoint written by saveCheckpoint into an existing model (and optimizer, average, generators
+ * and companion models), checking everything before changing anything, and returns the trainer's JSON
+ * state. A failed load changes nothing and leaves no tensor alive.
  */
 export async function loadCheckpoint<S = unknown>(dir: string, options: LoadCheckpointOptions): Promise<S> {
   const statePath = join(dir, STATE_FILE);
   const state = parseStateFile(await readCheckpointFile(dir, STATE_FILE), statePath);
-  const modelPath = join(dir, MODEL_FILE);
-  const model = parseSafetensors(await readCheckpointFile(dir, MODEL_FILE), { source: modelPath }).tensors;
-  let optimizerTensors: Record<string, Tensor> = {};
-  let averageTensors: Record<string, Tensor> = {};
+  const strict = options.strict ?? true;
+  const held: Record<string, Tensor>[] = [];
   try {
-    let optimizerState: OptimizerState | null = null;
-    const names = parameterNames(options.model);
-    if (options.optimizer) {
-      const read = await readWithMetadata<OptimizerMeta>(dir, OPTIMIZER_FILE, OPTIMIZER_METADATA_KEY);
-      optimizerTensors = read.tensors;
-      optimizerState = { ...read.meta, tensors: optimizerTensors };
-      options.optimizer.checkState(optimizerState, names);
-    }
+    const main = { model: options.model, optimizer: options.optimizer };
+    const parts = [await readPart(dir, main, { model: MODEL_FILE, optimizer: OPTIMIZER_FILE }, strict, held)];
+    for (const [name, c] of Object.entries(options.companions ?? {}))
+      parts.push(await readPart(dir, c, companionFiles(name), strict, held));
     let averageState: WeightAverageState | null = null;
     if (options.average) {
       const read = await readWithMetadata<AverageMeta>(dir, AVERAGE_FILE, AVERAGE_METADATA_KEY);
-      averageTensors = read.tensors;
-      averageState = { ...read.meta, tensors: averageTensors };
-      options.average.checkState(averageState, names);
+      held.push(read.tensors);
+      averageState = { ...read.meta, tensors: read.tensors } as WeightAverageState;
+      options.average.checkState(averageState, parameterNames(options.model));
     }
     const positions: [Generator, number][] = [];
     for (const [name, g] of Object.entries(options.generators ?? {})) {
-      const saved = state.generators?.[name];
+      const saved = state.generators[name];
       if (!saved) throw new Error(`loadCheckpoint: ${statePath} saved no generator '${name}'`);
       const key = g.state.key;
       if (saved.key[0] !== key[0] || saved.key[1] !== key[1])
@@ -350,18 +456,46 @@ export async function loadCheckpoint<S = unknown>(dir: string, options: LoadChec
         );
       positions.push([g, saved.counter]);
     }
-    const problems = compareStateDict(options.model, model);
-    if ((options.strict ?? true) && !isClean(problems))
-      throw new Error(`loadStateDict (${modelPath}): ${formatProblems(problems)}`);
     // Everything checked: now change things.
-    loadStateDict(options.model, model, { strict: false, source: modelPath });
-    if (options.optimizer && optimizerState) options.optimizer.loadState(optimizerState, names);
-    if (options.average && averageState) options.average.loadState(averageState, names);
+    for (const part of parts) {
+      loadStateDict(part.model, part.tensors, { strict: false, source: part.source });
+      part.optimizer?.target.loadState(part.optimizer.state, parameterNames(part.model));
+    }
+    if (options.average && averageState)
+      options.average.loadState(averageState, parameterNames(options.model));
     for (const [g, counter] of positions) g.position = counter;
     return state.state as S;
   } finally {
-    dispose(model);
-    dispose(optimizerTensors);
-    dispose(averageTensors);
+    for (const tensors of held) dispose(tensors);
   }
+}
+
+/**
+ * Puts a checkpoint folder right after a save was interrupted: saveCheckpoint moves the old folder aside
+ * (`.<name>.old-*`) just before it renames the new one (`.<name>.tmp-*`) into place, so a kill between the
+ * two leaves no folder but a complete old one, which is moved back; unfinished new folders and old ones
+ * whose replacement is in place are removed. Returns what it did, for a log line.
+ */
+export async function recoverCheckpoint(dir: string): Promise<string[]> {
+  const parent = dirname(dir);
+  const name = basename(dir);
+  const entries = await readdir(parent).catch(() => [] as string[]);
+  const mine = (tag: string) =>
+    entries.filter((e) => e.startsWith(`.${name}.${tag}-`)).map((e) => join(parent, e));
+  const done: string[] = [];
+  // The newest old folder first: that is the checkpoint the interrupted save was replacing.
+  const mtimes = new Map(
+    await Promise.all(mine('old').map(async (p) => [p, (await stat(p)).mtimeMs] as const)),
+  );
+  const olds = [...mtimes.keys()].sort((a, b) => mtimes.get(b)! - mtimes.get(a)!);
+  if (!(await exists(dir)) && olds.length > 0) {
+    await rename(olds[0], dir);
+    done.push(`restored ${dir} from an interrupted save`);
+    olds.shift();
+  }
+  for (const leftover of [...mine('tmp'), ...olds]) {
+    await rm(leftover, { recursive: true, force: true });
+    done.push(`removed ${leftover}`);
+  }
+  return done;
 }

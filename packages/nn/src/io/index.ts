@@ -13,6 +13,8 @@ export {
   saveCheckpoint,
   loadCheckpoint,
   readCheckpointState,
+  recoverCheckpoint,
+  type Companion,
   loadStateDict,
   compareStateDict,
   stateDict,
