@@ -129,8 +129,12 @@ function collect(value: unknown, into: Set<Disposable>): void {
   }
   if (Array.isArray(value)) for (const v of value) collect(v, into);
   else if (value instanceof Map) for (const v of value.values()) collect(v, into);
-  else if (Object.getPrototypeOf(value) === Object.prototype)
-    for (const v of Object.values(value)) collect(v, into);
+  else {
+    // Plain records, null-prototype ones included (safetensors' parsers return those, so that no tensor
+    // name can reach a prototype).
+    const proto = Object.getPrototypeOf(value);
+    if (proto === Object.prototype || proto === null) for (const v of Object.values(value)) collect(v, into);
+  }
 }
 
 /** Disposes every tensor in a value (a tensor, array or object of tensors). */

@@ -71,6 +71,17 @@ describe('tidy', () => {
     expect(memory()).toEqual(before);
   });
 
+  test('dispose reaches into null-prototype records (as parsers build them, so no name reaches a prototype)', () => {
+    const before = memory();
+    const record = Object.assign(Object.create(null) as Record<string, Tensor>, {
+      a: ones([2]),
+      b: ones([3]),
+    });
+    dispose(record);
+    expect(Object.values(record).every((t) => t.isDisposed)).toBe(true);
+    expect(memory()).toEqual(before);
+  });
+
   test('keep() exempts a tensor from every enclosing scope', () => {
     const before = memory();
     let kept: Tensor | null = null;

@@ -123,7 +123,19 @@ export async function trainAgent<E>(
     ...(critic && criticOptimizer ? { critic: { model: critic, optimizer: criticOptimizer } } : {}),
     ...(reference ? { reference: { model: reference } } : {}),
   });
-  if (config.checkpoint.resume) {
+  const release = () => {
+    reference?.dispose();
+    critic?.dispose();
+    optimizer.dispose();
+    criticOptimizer?.dispose();
+  };
+  // A checkpoint that cannot be resumed stops the run with nothing left allocated.
+  const releaseAll = (error: unknown): never => {
+    release();
+    policy.dispose();
+    return stopTracing(error);
+  };
+  const resume = async () => {
     for (const line of await recoverCheckpoint(policyDir)) log(`resume: ${line}`);
     const saved = await readRunState(policyDir, config);
     if (saved) {
@@ -137,7 +149,8 @@ export async function trainAgent<E>(
       });
       log(`resumed from ${policyDir} at step ${state.step}`);
     }
-  }
+  };
+  if (config.checkpoint.resume) await resume().catch(releaseAll);
   if (!state.warmStarted) {
     if (config.init !== '') {
       await initPolicy(policy, config.init);
@@ -239,9 +252,6 @@ export async function trainAgent<E>(
     plotMetrics(join(config.log.dir, 'curves.svg'), records, plotted, {
       title: `${task.name}: ${config.algorithm.name}`,
     });
-  reference?.dispose();
-  critic?.dispose();
-  optimizer.dispose();
-  criticOptimizer?.dispose();
+  release();
   return result;
 }
