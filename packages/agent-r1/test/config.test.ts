@@ -353,7 +353,12 @@ describe('the reference: docs and `agent-r1 keys` from the schemas', () => {
       await runCli(['keys', '--task-module', echoModule, '--task', 'echo'], {} as never, { stdout: keys }),
     ).toBe(0);
     expect(keys.text).toContain('taskOptions.times  integer >= 1  (default 2)\n    How often.');
-    expect(keys.text).toContain('train.lr  number > 0  (default 0.0003)');
+    // --task: that task's options alone; without it, every trainer key too.
+    expect(keys.text).not.toContain('train.lr');
+    const all = new Capture();
+    expect(await runCli(['keys'], {} as never, { stdout: all })).toBe(0);
+    expect(all.text).toContain('train.lr  number > 0  (default 0.0003)');
+    expect(all.text).toContain('taskOptions.rlHops  string');
     const out = new Capture();
     const err = new Capture();
     const argv = ['train', '--task-module', echoModule, 'task=echo', 'taskOptions.times=3', '--print-config'];

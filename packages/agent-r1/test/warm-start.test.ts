@@ -178,6 +178,18 @@ describe('warmStart', () => {
     expect(losses(straight).map((r) => r.step)).toEqual([1, 2, 3, 4, 5, 6]);
     for (const p of [p1, p2, p3]) p.dispose();
   }, 120_000);
+
+  it('says so when there are fewer training examples than sft.demonstrations asks for', async () => {
+    const c = config('few', 1, false, ['sft.demonstrations=100000']);
+    const task = await createTask(c);
+    const policy = buildPolicy(c, task.vocabSize);
+    const lines: string[] = [];
+    await warmStart(c, task, policy, (l) => lines.push(l));
+    expect(lines).toContain(
+      `warm start: sft.demonstrations is 100000 but task "reveal" has ${task.train.length} training examples; demonstrating those`,
+    );
+    policy.dispose();
+  }, 60_000);
 });
 
 describe('warmStart with a weight average (sft.emaDecay)', () => {

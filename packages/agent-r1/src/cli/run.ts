@@ -198,7 +198,7 @@ export async function runCli(
   program
     .command('keys')
     .description("every config key with its type, default and doc, and each task's options")
-    .option('--task <name>', 'only the options of this task')
+    .option('--task <name>', 'only the options of this task (no trainer keys)')
     .option(
       '--task-module <file>',
       'a module that registers a task of your own (its options are listed too); repeatable',

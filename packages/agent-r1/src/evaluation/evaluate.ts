@@ -51,10 +51,13 @@ export async function evaluate<Example>(
 /** The metrics-log key of a validation metric: 'em' → 'valEm'. */
 export const validationKey = (metric: string) => `val${metric[0].toUpperCase()}${metric.slice(1)}`;
 
-/** An evaluation as metrics-log fields: valReward and val<Metric> for each answer metric. */
-export function validationRecord(e: Pick<Evaluation, 'reward' | 'scores'>): Record<string, number> {
+/** An evaluation as metrics-log fields: valReward, valToolCalls and val<Metric> for each answer metric. */
+export function validationRecord(
+  e: Pick<Evaluation, 'reward' | 'scores' | 'toolCalls'>,
+): Record<string, number> {
   return {
     valReward: e.reward,
+    valToolCalls: e.toolCalls,
     ...Object.fromEntries(Object.entries(e.scores).map(([k, v]) => [validationKey(k), v])),
   };
 }

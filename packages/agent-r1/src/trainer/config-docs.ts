@@ -6,10 +6,10 @@ import { markdownReference, textReference } from '../options/docs.js';
 import { taskDefinition, taskNames } from '../tasks/registry.js';
 import { TrainConfigSchema } from './config.js';
 
-/** The reference for the terminal: every trainer key, then the options of `task` (or of every task). */
+/** The reference for the terminal: every trainer key and every task's options, or `task`'s options alone. */
 export function configReferenceText(task?: string): string {
   const tasks = task === undefined ? taskNames() : [taskDefinition(task).name];
-  const parts = [textReference(TrainConfigSchema)];
+  const parts = task === undefined ? [textReference(TrainConfigSchema)] : [];
   for (const name of tasks) {
     const d = taskDefinition(name);
     const head = `\ntask "${name}"${d.description ? `: ${d.description}` : ''}`;

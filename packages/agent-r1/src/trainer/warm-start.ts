@@ -114,6 +114,10 @@ export async function warmStart<E>(
   let state: WarmStartState = resumed ?? { step: 0 };
   const recorded: { example: E; demo: Demonstration }[] = [];
   const examples = task.train.slice(0, sft.demonstrations);
+  if (examples.length < sft.demonstrations)
+    log(
+      `warm start: sft.demonstrations is ${sft.demonstrations} but task "${task.name}" has ${examples.length} training examples; demonstrating those`,
+    );
   for (const [i, example] of examples.entries()) {
     const demo = await recordDemonstration(
       task.makeEnv(),
