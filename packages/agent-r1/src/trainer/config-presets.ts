@@ -16,8 +16,8 @@ export const presets: Record<string, PartialTrainConfig> = {
   /** The defaults as they are. */
   default: {},
   /**
-   * The quickstart (`npm run train`): a warm start that mostly guesses, then GRPO on the reveal task with a
-   * 17-token vocabulary, where the policy learns to call the tool; under a minute on two cores.
+   * The quickstart (`npm run train:quick`): a warm start that mostly guesses, then GRPO on the reveal task
+   * with a 17-token vocabulary, where the policy learns to call the tool; seconds on two cores.
    */
   reveal: {
     task: 'reveal',
