@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { TINY_MODEL } from './support/tiny-model.js';
+import { TINY_REVEAL, TINY_STAGES } from './support/tiny-model.js';
 
 const root = mkdtempSync(join(tmpdir(), 'agent-r1-crash-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -20,20 +20,11 @@ const CRASH_POINTS = Number(process.env.AGENT_R1_CRASH_POINTS ?? 6);
 
 function run(dir: string, extra: string[], env: Record<string, string> = {}) {
   const args = [
-    'task=reveal',
+    ...TINY_REVEAL,
+    ...TINY_STAGES,
     'threads=1',
-    ...TINY_MODEL,
-    'rollout.maxTurns=3',
-    'rollout.maxTokensPerTurn=4',
-    'rollout.maxLength=16',
-    'rollout.maxObservationTokens=4',
     'sft.steps=3',
-    'sft.demonstrations=8',
-    'sft.batchSize=4',
     'train.steps=3',
-    'train.promptsPerStep=2',
-    'train.miniBatchSize=8',
-    'train.microBatchSize=4',
     'algorithm.entropyCoef=0.01',
     'eval.every=2',
     'eval.examples=4',

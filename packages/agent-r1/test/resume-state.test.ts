@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTask } from '../src/tasks/index.js';
 import { type TrainConfig, resolveConfig } from '../src/trainer/config.js';
 import { trainAgent } from '../src/trainer/trainer.js';
-import { TINY_MODEL } from './support/tiny-model.js';
+import { TINY_REVEAL, TINY_STAGES } from './support/tiny-model.js';
 
 const root = mkdtempSync(join(tmpdir(), 'agent-r1-resume-state-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -19,20 +19,11 @@ afterAll(() => rmSync(root, { recursive: true, force: true }));
 const config = (dir: string, extra: string[] = []): TrainConfig =>
   resolveConfig({
     overrides: [
-      'task=reveal',
+      ...TINY_REVEAL,
+      ...TINY_STAGES,
       'threads=1',
-      ...TINY_MODEL,
-      'rollout.maxTurns=3',
-      'rollout.maxTokensPerTurn=4',
-      'rollout.maxLength=16',
-      'rollout.maxObservationTokens=4',
       'sft.steps=2',
-      'sft.demonstrations=8',
-      'sft.batchSize=4',
       'train.steps=2',
-      'train.promptsPerStep=2',
-      'train.miniBatchSize=8',
-      'train.microBatchSize=4',
       'algorithm.klCoef=0.1',
       'eval.every=0',
       'checkpoint.resume=true',

@@ -12,7 +12,7 @@ import { readMetrics } from '../../src/trainer/metrics-log.js';
 import { createTask } from '../../src/tasks/index.js';
 import { trainAgent } from '../../src/trainer/trainer.js';
 import { WARM_START_METRICS } from '../../src/trainer/warm-start.js';
-import { TINY_MODEL } from './tiny-model.js';
+import { TINY_REVEAL, TINY_STAGES } from './tiny-model.js';
 
 export interface TinyRunNumbers {
   warmStart: number[][];
@@ -26,20 +26,11 @@ export async function runTinyAgent(
 ): Promise<TinyRunNumbers> {
   const config = resolveConfig({
     overrides: [
-      'task=reveal',
-      ...TINY_MODEL,
-      'rollout.maxTurns=3',
-      'rollout.maxTokensPerTurn=4',
-      'rollout.maxLength=16',
-      'rollout.maxObservationTokens=4',
+      ...TINY_REVEAL,
+      ...TINY_STAGES,
       'sft.steps=3',
-      'sft.demonstrations=8',
-      'sft.batchSize=4',
       'sft.contextWeight=0.5',
       'train.steps=2',
-      'train.promptsPerStep=2',
-      'train.miniBatchSize=8',
-      'train.microBatchSize=4',
       'algorithm.klCoef=0.1',
       // Every reward of so short a warm start is 0, so GRPO's advantages are too: the entropy bonus gives
       // the updates a gradient to compare, and the policy moves away from the KL's reference.

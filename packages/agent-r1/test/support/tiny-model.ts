@@ -6,3 +6,22 @@ export const TINY_MODEL = [
   'model.kvHeads=1',
   'model.maxLength=16',
 ];
+
+/** The tiny policy on the reveal task, its episodes within the model's 16 tokens. */
+export const TINY_REVEAL = [
+  'task=reveal',
+  ...TINY_MODEL,
+  'rollout.maxTurns=3',
+  'rollout.maxTokensPerTurn=4',
+  'rollout.maxLength=16',
+  'rollout.maxObservationTokens=4',
+];
+
+/** A few steps of warm start and RL on small batches: a whole run in a second or two. */
+export const TINY_STAGES = [
+  'sft.demonstrations=8',
+  'sft.batchSize=4',
+  'train.promptsPerStep=2',
+  'train.miniBatchSize=8',
+  'train.microBatchSize=4',
+];
