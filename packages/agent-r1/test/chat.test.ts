@@ -17,6 +17,7 @@ import { createTask } from '../src/tasks/index.js';
 import { prepareBackend } from '../src/trainer/backend-setup.js';
 import { chat } from '../src/cli/chat.js';
 import { resolveConfig } from '../src/trainer/config.js';
+import { trainAgent } from '../src/trainer/trainer.js';
 import { buildPolicy } from '../src/trainer/models.js';
 import { loadPolicyFrom } from '../src/evaluation/report.js';
 import { Capture } from './support/capture.js';
@@ -69,6 +70,28 @@ describe('agent-r1 chat', () => {
     expect(r.out).toContain('question> 3\n');
     expect(r.out).toContain('question> 7\n');
     expect(answers(r.out)).toBe(2);
+  }, 120_000);
+
+  it('needs only a self-describing checkpoint folder: no preset, no overrides', async () => {
+    const run = join(dir, 'trained');
+    const c = resolveConfig({
+      overrides: [
+        ...OVERRIDES,
+        'threads=1',
+        'sft.steps=2',
+        'train.steps=0',
+        `checkpoint.dir=${run}`,
+        `log.dir=${run}`,
+        'log.progress=none',
+      ],
+    });
+    (await trainAgent(c, await createTask(c))).policy.dispose();
+    const folder = join(run, 'warm-start');
+    const r = agentR1(['chat', '--checkpoint', folder], '3\n');
+    expect(r.err).toBe('');
+    expect(r.code).toBe(0);
+    expect(r.out).toContain(`policy ${folder}, task reveal`);
+    expect(answers(r.out)).toBe(1);
   }, 120_000);
 
   it('stops at "exit" and goes on after a line the task cannot use', async () => {

@@ -28,8 +28,9 @@ import { warmStartDir } from '../trainer/warm-start.js';
 async function loadPolicy(ctx: CommandContext) {
   await prepareBackend(ctx.config);
   const task = await createTask(ctx.config);
-  const policy = await loadPolicyFrom(policyFolder(ctx.config.checkpoint.dir), ctx.config, task);
-  return { task, policy };
+  const dir = policyFolder(ctx.config.checkpoint.dir);
+  const policy = await loadPolicyFrom(dir, ctx.config, task);
+  return { task, policy, dir };
 }
 
 type TablePolicyDir = { method: string; dir: string };
@@ -137,11 +138,10 @@ export const handlers: CommandHandlers = {
   },
 
   async chat(ctx) {
-    const { task, policy } = await loadPolicy(ctx);
+    const { task, policy, dir } = await loadPolicy(ctx);
     try {
-      const checkpoint = join(ctx.config.checkpoint.dir, 'policy');
       await chat(
-        { task, policy, limits: ctx.config.rollout, checkpoint },
+        { task, policy, limits: ctx.config.rollout, checkpoint: dir },
         { input: process.stdin, output: ctx.stdout },
       );
     } finally {
