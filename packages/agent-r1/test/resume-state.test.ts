@@ -90,6 +90,20 @@ describe('a resumed run checks what it reads back', () => {
     );
   });
 
+  it('a run started over from step 0 keeps one row of step 0 in metrics.jsonl', async () => {
+    const dir = join(root, 'again');
+    const c = config(dir, ['eval.every=1', 'eval.examples=4', 'checkpoint.every=0']);
+    await train(c);
+    // As if killed before its first RL checkpoint: the log has rows, the policy folder is not there.
+    rmSync(join(dir, 'checkpoints', 'policy'), { recursive: true });
+    await train(c);
+    const steps = readFileSync(join(dir, 'metrics.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l).step);
+    expect(steps).toEqual([0, 1, 2]);
+  }, 60_000);
+
   it('a policy folder without state.json stops the run instead of starting it over', async () => {
     const dir = join(root, 'no-state');
     mkdirSync(join(dir, 'checkpoints', 'policy'), { recursive: true });
