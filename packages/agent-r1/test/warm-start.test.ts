@@ -124,6 +124,17 @@ describe('lengthBucketedBatches', () => {
     );
     expect(bucketed).toBeLessThan(random / 3);
   });
+
+  it('without bucketing (sft.bucketByLength=false) mixes lengths in a batch, drawing the same numbers', () => {
+    // Two behaviours of two lengths, as a toy task's guesses (4 tokens) and tool calls (8).
+    const lengths = Array.from({ length: 128 }, (_, i) => (i % 10 < 3 ? 8 : 4));
+    const mixed = (batches: number[][]) => batches.filter((b) => new Set(b.map((i) => lengths[i])).size > 1);
+    const g1 = new Generator(5);
+    const g2 = new Generator(5);
+    expect(mixed(lengthBucketedBatches(lengths, 64, g1))).toHaveLength(1);
+    expect(mixed(lengthBucketedBatches(lengths, 64, g2, false))).toHaveLength(2);
+    expect(g1.random()).toBe(g2.random());
+  });
 });
 
 describe('sftStep', () => {

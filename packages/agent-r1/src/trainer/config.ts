@@ -138,6 +138,10 @@ const SftSchema = section("The supervised warm start on the task's scripted demo
     "Weight of the loss on prompt and observation tokens relative to the actions' (0: actions only): language-model training for a policy that starts from random weights.",
     { min: 0 },
   ),
+  bucketByLength: bool(
+    true,
+    'Draw each batch from demonstrations of similar length (less padding: attention costs grow with the square of the padded length). Turn it off where length tracks behaviour (in a toy task a guess is shorter than a tool call), so that every batch mixes the behaviours.',
+  ),
   successfulOnly: bool(
     false,
     "Train only on demonstrations that earned a positive outcome reward: a scripted policy's failures are not worth imitating.",

@@ -34,18 +34,21 @@ const RENAME_TRIES = 4;
 
 /**
  * One pass over the demonstrations as batches of indices: a seeded permutation, cut into pools of
- * POOL_BATCHES batches, each pool sorted by length and cut into batches, and the batches shuffled.
+ * POOL_BATCHES batches, each pool sorted by length (unless `byLength` is false) and cut into batches, and
+ * the batches shuffled. The generator draws the same numbers either way.
  */
 export function lengthBucketedBatches(
   lengths: readonly number[],
   batchSize: number,
   generator: Generator,
+  byLength = true,
 ): number[][] {
   const order = randomPermutation(lengths.length, generator);
   const batches: number[][] = [];
   const pool = batchSize * POOL_BATCHES;
   for (let start = 0; start < order.length; start += pool) {
-    const sorted = order.slice(start, start + pool).sort((a, b) => lengths[a] - lengths[b] || a - b);
+    const drawn = order.slice(start, start + pool);
+    const sorted = byLength ? drawn.sort((a, b) => lengths[a] - lengths[b] || a - b) : drawn;
     for (let b = 0; b < sorted.length; b += batchSize) batches.push(sorted.slice(b, b + batchSize));
   }
   return randomPermutation(batches.length, generator).map((i) => batches[i]);
@@ -181,6 +184,7 @@ export async function warmStart<E>(
         demos.map((d) => d.tokens.length),
         sft.batchSize,
         generator,
+        sft.bucketByLength,
       );
     }
     const batch = queue.shift()!;
