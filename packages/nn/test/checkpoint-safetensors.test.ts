@@ -4,11 +4,13 @@ import { join } from 'node:path';
 import { type Tensor, createCpuBackend, registerBackend, tensor, zeros } from '@agent-r1/tensor';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
+  SafetensorsFile,
   loadSafetensors,
   parseSafetensors,
   saveSafetensors,
   serializeSafetensors,
   serializeSafetensorsAsync,
+  writeSafetensors,
 } from '../src/index.js';
 
 const utf8 = (s: string) => new TextEncoder().encode(s);
@@ -325,5 +327,102 @@ describe('saveSafetensors / loadSafetensors', () => {
     await expect(loadSafetensors(path)).rejects.toThrow(
       `safetensors: ${path}: tensor 'a': its entry is not an object`,
     );
+  });
+});
+
+describe('SafetensorsFile (one tensor at a time) and writeSafetensors', () => {
+  let dir: string;
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'safetensors-file-'));
+  });
+  afterEach(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  const tensors = () => ({
+    w: tensor([[1.5, -2, 3.25]]),
+    f64: tensor([Math.PI], { dtype: 'float64' }),
+    ids: tensor([-7, 2147483647], { dtype: 'int32' }),
+    mask: tensor([true, false]),
+    half: tensor([1, -2.5e-3, 65504], { dtype: 'float16' }),
+    brain: tensor([1 / 3, -1e38], { dtype: 'bfloat16' }),
+    empty: zeros([0, 3]),
+  });
+
+  it('reads each tensor as parseSafetensors does, and its header info', async () => {
+    const path = join(dir, 'm.safetensors');
+    const bytes = serializeSafetensors(tensors(), { format: 'pt' });
+    await writeFile(path, bytes);
+    const whole = parseSafetensors(bytes);
+    const file = await SafetensorsFile.open(path);
+    expect(file.metadata).toEqual({ format: 'pt' });
+    expect(file.names.sort()).toEqual(Object.keys(whole.tensors).sort());
+    expect(file.info('brain')).toEqual({ dtype: 'BF16', shape: [2] });
+    for (const name of file.names) {
+      const t = await file.read(name);
+      expect(describeTensor(t), name).toEqual(describeTensor(whole.tensors[name]));
+    }
+    await expect(file.read('nope')).rejects.toThrow(`safetensors: ${path} holds no tensor 'nope'`);
+    await file.close();
+  });
+
+  it('checks the header against the file size on opening, with the errors parseSafetensors gives', async () => {
+    const path = join(dir, 'bad.safetensors');
+    const cases: Uint8Array[] = [
+      new Uint8Array(4),
+      (() => {
+        const b = build({});
+        new DataView(b.buffer).setBigUint64(0, 1000n, true);
+        return b;
+      })(),
+      build({ a: { dtype: 'F32', shape: [2], data_offsets: [0, 8] } }, new Uint8Array(12)),
+      build({ a: { dtype: 'F32', shape: [2], data_offsets: [0, 8] } }, new Uint8Array(4)),
+    ];
+    for (const bytes of cases) {
+      await writeFile(path, bytes);
+      let expected = '';
+      try {
+        parseSafetensors(bytes, { source: path });
+      } catch (err) {
+        expected = (err as Error).message;
+      }
+      expect(expected).not.toBe('');
+      await expect(SafetensorsFile.open(path)).rejects.toThrow(expected);
+    }
+  });
+
+  it('saveSafetensors writes the bytes serializeSafetensors gives, one tensor at a time', async () => {
+    const path = join(dir, 's.safetensors');
+    await saveSafetensors(path, tensors(), { note: 'x' });
+    expect(new Uint8Array(await readFile(path))).toEqual(serializeSafetensors(tensors(), { note: 'x' }));
+  });
+
+  it('writeSafetensors reads each source in turn; a failing one leaves the old file intact', async () => {
+    const path = join(dir, 'w.safetensors');
+    await saveSafetensors(path, { w: tensor([1, 2]) });
+    const before = await readFile(path);
+    const read: string[] = [];
+    const source = (name: string, fail = false) => ({
+      name,
+      dtype: 'float32' as const,
+      shape: [2],
+      data: async () => {
+        read.push(name);
+        if (fail) throw new Error('device lost');
+        return new Float32Array([1, 2]);
+      },
+    });
+    await expect(writeSafetensors(path, [source('a'), source('b', true), source('c')])).rejects.toThrow(
+      /safetensors: serialize: tensor 'b': device lost \(writing .*w\.safetensors\)/,
+    );
+    expect(read).toEqual(['a', 'b']);
+    expect(await readFile(path)).toEqual(before);
+    expect(await readdir(dir)).toEqual(['w.safetensors']);
+    await expect(writeSafetensors(path, [source('a'), source('a')])).rejects.toThrow(
+      /tensor 'a' is given twice/,
+    );
+    const wrong = { ...source('z'), shape: [3] };
+    await expect(writeSafetensors(path, [wrong])).rejects.toThrow(/tensor 'z' gave 8 bytes, not 12/);
+    expect(await readFile(path)).toEqual(before);
   });
 });

@@ -50,3 +50,34 @@ export function writeFileAtomicSync(path: string, data: string | Uint8Array): vo
     throw err;
   }
 }
+
+/**
+ * Like writeFileAtomic, for data written in pieces (a file larger than one buffer should hold): `fill` calls
+ * `write` with each piece in order. The target appears complete, after `fill` returns, or not at all.
+ */
+export async function writeFileAtomicStreaming(
+  path: string,
+  fill: (write: (chunk: Uint8Array) => Promise<void>) => Promise<void>,
+): Promise<void> {
+  await mkdir(dirname(path), { recursive: true });
+  const tmp = siblingTempPath(path, 'tmp');
+  try {
+    const handle = await open(tmp, 'wx');
+    try {
+      await fill(async (chunk) => {
+        let done = 0;
+        while (done < chunk.length) {
+          const { bytesWritten } = await handle.write(chunk, done, chunk.length - done);
+          done += bytesWritten;
+        }
+      });
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    await rename(tmp, path);
+  } catch (err) {
+    await rm(tmp, { force: true });
+    throw err;
+  }
+}

@@ -1,10 +1,14 @@
-export { writeFileAtomic, writeFileAtomicSync, siblingTempPath } from './atomic.js';
+export { writeFileAtomic, writeFileAtomicStreaming, writeFileAtomicSync, siblingTempPath } from './atomic.js';
 export {
   serializeSafetensors,
   serializeSafetensorsAsync,
   parseSafetensors,
   saveSafetensors,
+  writeSafetensors,
+  type SafetensorsSource,
   loadSafetensors,
+  SafetensorsFile,
+  type SafetensorsTensorInfo,
   type ParsedSafetensors,
   type ParseOptions,
   type SafetensorsMetadata,

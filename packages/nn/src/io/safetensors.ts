@@ -12,7 +12,7 @@
  * I32 and BOOL (one byte, 0 or 1) map to our dtypes (F16 and BF16 become float32 on a device that cannot
  * store half dtypes); reading also accepts I8, U8, I16, U16, U32, I64, U64 (as int32, when every value fits).
  */
-import { readFile } from 'node:fs/promises';
+import { type FileHandle, open, readFile } from 'node:fs/promises';
 import {
   type DType,
   type Tensor,
@@ -23,7 +23,7 @@ import {
   isHalf,
   tensor,
 } from '@agent-r1/tensor';
-import { writeFileAtomic } from './atomic.js';
+import { writeFileAtomicStreaming } from './atomic.js';
 
 export type SafetensorsMetadata = Record<string, string>;
 
@@ -170,8 +170,19 @@ function entriesOf(tensors: Record<string, Tensor>, where: string): [string, Ten
   return list;
 }
 
-/** The file's bytes, from tensors whose data was already read. */
-function encode(entries: Entry[], metadata: SafetensorsMetadata | undefined): Uint8Array {
+interface Layout {
+  /** The entries in file order (widest dtype first, then by name), as the reference writes them. */
+  sorted: { name: string; dtype: DType; bytes: number }[];
+  /** The 8-byte length and the padded JSON header. */
+  head: Uint8Array;
+  /** Bytes of tensor data after the header. */
+  dataLength: number;
+}
+
+function layout(
+  entries: { name: string; dtype: DType; shape: readonly number[]; bytes: number }[],
+  metadata: SafetensorsMetadata | undefined,
+): Layout {
   const sorted = [...entries].sort(
     (a, b) => WRITE_RANK[a.dtype] - WRITE_RANK[b.dtype] || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0),
   );
@@ -179,25 +190,55 @@ function encode(entries: Entry[], metadata: SafetensorsMetadata | undefined): Ui
   if (metadata !== undefined) parts.push(`${JSON.stringify(METADATA_KEY)}:${JSON.stringify(metadata)}`);
   let offset = 0;
   for (const e of sorted) {
-    const end = offset + e.data.byteLength;
+    const end = offset + e.bytes;
     const info = { dtype: WRITE_DTYPE[e.dtype], shape: [...e.shape], data_offsets: [offset, end] };
     parts.push(`${JSON.stringify(e.name)}:${JSON.stringify(info)}`);
     offset = end;
   }
   const json = new TextEncoder().encode(`{${parts.join(',')}}`);
   const headerLength = json.length + ((8 - (json.length % 8)) % 8);
-  const out = new Uint8Array(8 + headerLength + offset);
-  new DataView(out.buffer).setBigUint64(0, BigInt(headerLength), true);
-  out.set(json, 8);
-  out.fill(0x20, 8 + json.length, 8 + headerLength);
-  let at = 8 + headerLength;
-  for (const e of sorted) {
-    const width = e.data.BYTES_PER_ELEMENT;
-    const raw = new Uint8Array(e.data.buffer, e.data.byteOffset, e.data.byteLength);
+  const head = new Uint8Array(8 + headerLength);
+  new DataView(head.buffer).setBigUint64(0, BigInt(headerLength), true);
+  head.set(json, 8);
+  head.fill(0x20, 8 + json.length);
+  return { sorted, head, dataLength: offset };
+}
+
+/** The little-endian bytes of a tensor's data (a view on little-endian hosts). */
+function littleEndianBytes(data: TypedArray): Uint8Array {
+  const raw = new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
+  const width = data.BYTES_PER_ELEMENT;
+  if (LITTLE_ENDIAN_HOST || width === 1) return raw;
+  const out = raw.slice();
+  for (let i = 0; i < out.length; i += width) out.subarray(i, i + width).reverse();
+  return out;
+}
+
+const sizeOfEntry = (t: { shape: readonly number[]; dtype: DType }) =>
+  t.shape.reduce((a, b) => a * b, 1) * BYTES_PER[t.dtype];
+
+const BYTES_PER: Record<DType, number> = {
+  float64: 8,
+  float32: 4,
+  int32: 4,
+  bfloat16: 2,
+  float16: 2,
+  bool: 1,
+};
+
+/** The file's bytes, from tensors whose data was already read. */
+function encode(entries: Entry[], metadata: SafetensorsMetadata | undefined): Uint8Array {
+  const plan = layout(
+    entries.map((e) => ({ ...e, bytes: e.data.byteLength })),
+    metadata,
+  );
+  const byName = new Map(entries.map((e) => [e.name, e]));
+  const out = new Uint8Array(plan.head.length + plan.dataLength);
+  out.set(plan.head);
+  let at = plan.head.length;
+  for (const { name } of plan.sorted) {
+    const raw = littleEndianBytes(byName.get(name)!.data);
     out.set(raw, at);
-    if (!LITTLE_ENDIAN_HOST && width > 1) {
-      for (let i = at; i < at + raw.length; i += width) out.subarray(i, i + width).reverse();
-    }
     at += raw.length;
   }
   return out;
@@ -230,16 +271,82 @@ export async function serializeSafetensorsAsync(
   return encode(entries, metadata);
 }
 
-/** Writes tensors (and string metadata) to a .safetensors file, atomically. */
+/** A tensor to write, read only when its turn comes (so a writer can cast or fetch one tensor at a time). */
+export interface SafetensorsSource {
+  name: string;
+  dtype: DType;
+  shape: readonly number[];
+  /** The tensor's elements, row-major (what `rawData()` gives). */
+  data(): Promise<TypedArray>;
+}
+
+/**
+ * Writes tensors (and string metadata) to a .safetensors file, atomically, one tensor at a time: the file is
+ * never whole in memory, so a model can be saved beside its own weights (a 6 GB file needs no 6 GB buffer).
+ */
 export async function saveSafetensors(
   path: string,
   tensors: Record<string, Tensor>,
   metadata?: SafetensorsMetadata,
 ): Promise<void> {
-  const bytes = await serializeSafetensorsAsync(tensors, metadata).catch((err: Error) => {
-    throw new Error(`${err.message} (writing ${path})`, { cause: err });
+  let sources: SafetensorsSource[];
+  try {
+    sources = entriesOf(tensors, 'serialize').map(([name, t]) => ({
+      name,
+      dtype: t.dtype,
+      shape: t.shape,
+      data: () => t.rawData(),
+    }));
+  } catch (err) {
+    throw new Error(`${(err as Error).message} (writing ${path})`, { cause: err });
+  }
+  await writeSafetensors(path, sources, metadata);
+}
+
+/** Writes tensors given as sources (see SafetensorsSource) to a .safetensors file, atomically. */
+export async function writeSafetensors(
+  path: string,
+  sources: readonly SafetensorsSource[],
+  metadata?: SafetensorsMetadata,
+): Promise<void> {
+  const where = (err: Error) => new Error(`${err.message} (writing ${path})`, { cause: err });
+  let plan: Layout;
+  const byName = new Map<string, SafetensorsSource>();
+  try {
+    checkMetadata(metadata, 'serialize');
+    for (const s of sources) {
+      if (s.name === METADATA_KEY || s.name === FORBIDDEN_NAME)
+        throw new Error(`safetensors: serialize: '${s.name}' cannot name a tensor`);
+      if (byName.has(s.name)) throw new Error(`safetensors: serialize: tensor '${s.name}' is given twice`);
+      if (!(s.dtype in WRITE_DTYPE))
+        throw new Error(
+          `safetensors: serialize: tensor '${s.name}' has dtype ${s.dtype}, which cannot be written`,
+        );
+      byName.set(s.name, s);
+    }
+    plan = layout(
+      sources.map((s) => ({ name: s.name, dtype: s.dtype, shape: s.shape, bytes: sizeOfEntry(s) })),
+      metadata,
+    );
+  } catch (err) {
+    throw where(err as Error);
+  }
+  await writeFileAtomicStreaming(path, async (write) => {
+    await write(plan.head);
+    for (const { name, bytes } of plan.sorted) {
+      const data = await byName
+        .get(name)!
+        .data()
+        .catch((err: Error) => {
+          throw where(new Error(`safetensors: serialize: tensor '${name}': ${err.message}`));
+        });
+      if (data.byteLength !== bytes)
+        throw where(
+          new Error(`safetensors: serialize: tensor '${name}' gave ${data.byteLength} bytes, not ${bytes}`),
+        );
+      await write(littleEndianBytes(data));
+    }
   });
-  await writeFileAtomic(path, bytes);
 }
 
 // ---- reading ----
@@ -257,23 +364,46 @@ function isPlainObject(x: unknown): x is Record<string, unknown> {
   return typeof x === 'object' && x !== null && !Array.isArray(x);
 }
 
+/** The header's length from the file's first 8 bytes, checked against the limit and the file's size. */
+function headerLengthOf(first: Uint8Array, fileSize: number, source: string): number {
+  const fail = (why: string): never => {
+    throw new Error(`safetensors: ${source}: ${why}`);
+  };
+  if (fileSize < 8) fail(`${fileSize} bytes is too short for the 8-byte header length`);
+  const n = new DataView(first.buffer, first.byteOffset, 8).getBigUint64(0, true);
+  if (n > BigInt(MAX_HEADER_BYTES)) fail(`header length ${n} exceeds the ${MAX_HEADER_BYTES}-byte limit`);
+  const headerLength = Number(n);
+  if (8 + headerLength > fileSize)
+    fail(`header length ${headerLength} runs past the end of the ${fileSize}-byte file`);
+  return headerLength;
+}
+
 /** Checks the header and the layout against the file's size; returns the tensors and the data's start. */
 function parseHeader(
   bytes: Uint8Array,
   source: string,
 ): { entries: HeaderEntry[]; metadata: SafetensorsMetadata; dataStart: number } {
+  const headerLength = headerLengthOf(bytes, bytes.length, source);
+  const parsed = parseHeaderJson(
+    bytes.subarray(8, 8 + headerLength),
+    bytes.length - 8 - headerLength,
+    source,
+  );
+  return { ...parsed, dataStart: 8 + headerLength };
+}
+
+/** Checks the JSON header and the layout it gives against the `dataLength` bytes that follow it. */
+function parseHeaderJson(
+  headerBytes: Uint8Array,
+  dataLength: number,
+  source: string,
+): { entries: HeaderEntry[]; metadata: SafetensorsMetadata } {
   const fail = (why: string): never => {
     throw new Error(`safetensors: ${source}: ${why}`);
   };
-  if (bytes.length < 8) fail(`${bytes.length} bytes is too short for the 8-byte header length`);
-  const n = new DataView(bytes.buffer, bytes.byteOffset, 8).getBigUint64(0, true);
-  if (n > BigInt(MAX_HEADER_BYTES)) fail(`header length ${n} exceeds the ${MAX_HEADER_BYTES}-byte limit`);
-  const headerLength = Number(n);
-  if (8 + headerLength > bytes.length)
-    fail(`header length ${headerLength} runs past the end of the ${bytes.length}-byte file`);
   let text: string;
   try {
-    text = new TextDecoder('utf-8', { fatal: true }).decode(bytes.subarray(8, 8 + headerLength));
+    text = new TextDecoder('utf-8', { fatal: true }).decode(headerBytes);
   } catch {
     return fail('the header is not valid UTF-8');
   }
@@ -300,7 +430,6 @@ function parseHeader(
     }
   }
 
-  const dataLength = bytes.length - 8 - headerLength;
   const entries: HeaderEntry[] = [];
   for (const [name, info] of Object.entries(header)) {
     if (name === METADATA_KEY) continue;
@@ -350,31 +479,41 @@ function parseHeader(
   }
   if (covered !== dataLength)
     fail(`the last ${dataLength - covered} bytes of the data (from ${covered}) belong to no tensor`);
-  return { entries, metadata, dataStart: 8 + headerLength };
+  return { entries, metadata };
+}
+
+/** One tensor's data decoded from its bytes; an error names the source, the tensor and its dtype. */
+function decodeEntry(e: HeaderEntry, bytes: Uint8Array, source: string): TypedArray {
+  const data = e.read.decode(
+    bytes,
+    e.shape.reduce((a, b) => a * b, 1),
+  );
+  if (typeof data === 'string')
+    throw new Error(`safetensors: ${source}: tensor '${e.name}' (${e.dtypeName}): ${data}`);
+  return data;
+}
+
+/** A tensor on `device` (F16 and BF16 become float32 where the device stores no half dtypes). */
+function toTensor(e: HeaderEntry, bits: TypedArray, device: string): Tensor {
+  const dtype = e.read.dtype;
+  const storesHalf = getBackend(device).halfKernels !== undefined;
+  const [data, as] =
+    isHalf(dtype) && !storesHalf
+      ? [decodeHalf(dtype, bits as Uint16Array), 'float32' as const]
+      : [bits, dtype];
+  return tensor(data, { shape: e.shape, dtype: as, device });
 }
 
 /** Reads safetensors bytes, checking them strictly; errors name the source and the tensor at fault. */
 export function parseSafetensors(bytes: Uint8Array, options: ParseOptions = {}): ParsedSafetensors {
   const source = options.source ?? '<bytes>';
   const { entries, metadata, dataStart } = parseHeader(bytes, source);
-  const decoded = entries.map((e) => {
-    const n = e.shape.reduce((a, b) => a * b, 1);
-    const data = e.read.decode(bytes.subarray(dataStart + e.begin, dataStart + e.end), n);
-    if (typeof data === 'string')
-      throw new Error(`safetensors: ${source}: tensor '${e.name}' (${e.dtypeName}): ${data}`);
-    return [e, data] as const;
-  });
+  const decoded = entries.map(
+    (e) => [e, decodeEntry(e, bytes.subarray(dataStart + e.begin, dataStart + e.end), source)] as const,
+  );
   const device = options.device ?? getDefaultDevice();
-  const storesHalf = getBackend(device).halfKernels !== undefined;
   const tensors: Record<string, Tensor> = Object.create(null);
-  for (const [e, bits] of decoded) {
-    const dtype = e.read.dtype;
-    const [data, as] =
-      isHalf(dtype) && !storesHalf
-        ? [decodeHalf(dtype, bits as Uint16Array), 'float32' as const]
-        : [bits, dtype];
-    tensors[e.name] = tensor(data, { shape: e.shape, dtype: as, device });
-  }
+  for (const [e, bits] of decoded) tensors[e.name] = toTensor(e, bits, device);
   return { tensors, metadata };
 }
 
@@ -384,4 +523,94 @@ export async function loadSafetensors(
   options: Omit<ParseOptions, 'source'> = {},
 ): Promise<ParsedSafetensors> {
   return parseSafetensors(await readFile(path), { ...options, source: path });
+}
+
+/** A tensor of a file as its header describes it: the file's dtype name ('BF16', 'F32', …) and shape. */
+export interface SafetensorsTensorInfo {
+  dtype: string;
+  shape: readonly number[];
+}
+
+/**
+ * A .safetensors file opened for reading one tensor at a time, so that a model's weights load without the
+ * whole file in memory: opening reads the header and checks it against the file's size as parseSafetensors
+ * does; `read` then reads one tensor's bytes. Close it when done.
+ */
+export class SafetensorsFile {
+  private constructor(
+    readonly path: string,
+    private readonly handle: FileHandle,
+    readonly metadata: SafetensorsMetadata,
+    private readonly entries: Map<string, HeaderEntry>,
+    private readonly dataStart: number,
+  ) {}
+
+  static async open(path: string): Promise<SafetensorsFile> {
+    const handle = await open(path, 'r');
+    try {
+      const { size } = await handle.stat();
+      const first = new Uint8Array(Math.min(8, size));
+      await readFully(handle, first, 0);
+      const headerLength = headerLengthOf(first, size, path);
+      const headerBytes = new Uint8Array(headerLength);
+      await readFully(handle, headerBytes, 8);
+      const { entries, metadata } = parseHeaderJson(headerBytes, size - 8 - headerLength, path);
+      return new SafetensorsFile(
+        path,
+        handle,
+        metadata,
+        new Map(entries.map((e) => [e.name, e])),
+        8 + headerLength,
+      );
+    } catch (err) {
+      await handle.close();
+      throw err;
+    }
+  }
+
+  /** The tensors' names, in the header's order. */
+  get names(): string[] {
+    return [...this.entries.keys()];
+  }
+
+  has(name: string): boolean {
+    return this.entries.has(name);
+  }
+
+  /** The dtype and shape of tensor `name`; throws naming the file when it holds no such tensor. */
+  info(name: string): SafetensorsTensorInfo {
+    const e = this.entry(name);
+    return { dtype: e.dtypeName, shape: e.shape };
+  }
+
+  /** Reads tensor `name` onto `device` (default: the default device). */
+  async read(name: string, options: { device?: string } = {}): Promise<Tensor> {
+    const e = this.entry(name);
+    const bytes = new Uint8Array(e.end - e.begin);
+    await readFully(this.handle, bytes, this.dataStart + e.begin);
+    return toTensor(e, decodeEntry(e, bytes, this.path), options.device ?? getDefaultDevice());
+  }
+
+  async close(): Promise<void> {
+    await this.handle.close();
+  }
+
+  private entry(name: string): HeaderEntry {
+    const e = this.entries.get(name);
+    if (!e) throw new Error(`safetensors: ${this.path} holds no tensor '${name}'`);
+    return e;
+  }
+}
+
+/** Fills `into` from the file at `position`; a short file is an error naming what was expected. */
+async function readFully(handle: FileHandle, into: Uint8Array, position: number): Promise<void> {
+  let done = 0;
+  while (done < into.length) {
+    const { bytesRead } = await handle.read(into, done, into.length - done, position + done);
+    if (bytesRead === 0)
+      throw new Error(
+        `safetensors: the file ended at byte ${position + done}, before ${position + into.length}`,
+      );
+    done += bytesRead;
+  }
 }
