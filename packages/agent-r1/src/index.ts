@@ -177,7 +177,7 @@ export { type SftOptions, type SftStepResult, sftStep } from './trainer/sft.js';
 export { demonstrate } from './trainer/demonstrations.js';
 export { type RlContext, type StepMetrics, meanInfo, rlStep } from './trainer/rl-step.js';
 export { buildCritic, buildPolicy, freezeCopy, policyConfig } from './trainer/models.js';
-export { type RolloutOptions, rollout } from './rollout/engine.js';
+export { type RolloutEvent, type RolloutOptions, rollout } from './rollout/engine.js';
 export type { RolloutLimits, RolloutSampling, TextCodec } from './rollout/config.js';
 export {
   type FinishReason,
@@ -228,7 +228,25 @@ export {
   policyFolder,
   readAgentDescription,
 } from './checkpoints/agent-files.js';
-export { type AgentAnswer, type LoadedAgent, loadAgent, transcript } from './checkpoints/load-agent.js';
+export {
+  type AgentAnswer,
+  type AskOptions,
+  type LoadedAgent,
+  describedAgent,
+  loadAgent,
+  transcript,
+} from './checkpoints/load-agent.js';
+export {
+  type AgentFileContents,
+  type AgentFromFilesOptions,
+  type AgentTaskContext,
+  agentFromFiles,
+} from './checkpoints/agent-from-files.js';
+export {
+  checkDescribedTask,
+  loadPolicyWeights,
+  parseAgentDescription,
+} from './checkpoints/agent-description.js';
 export { describeEvaluation, validationKey, validationRecord } from './evaluation/evaluate.js';
 export { type TableLayout, tableLayout } from './evaluation/results.js';
 export * from './tasks/multihop-qa/index.js';

@@ -1,7 +1,8 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { wasmKernelsEnabled } from '@agent-r1/tensor';
+import { MODEL_FILE } from '@agent-r1/nn';
+import { memory, wasmKernelsEnabled } from '@agent-r1/tensor';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runCli } from '../src/cli/run.js';
 import { loadHandlers } from '../src/cli/handlers.js';
@@ -10,6 +11,7 @@ import { AGENT_FILE, TOKENIZER_FILE, readAgentDescription } from '../src/checkpo
 import { type TrainConfig, resolveConfig } from '../src/trainer/config.js';
 import { evaluate } from '../src/evaluation/evaluate.js';
 import { loadAgent } from '../src/checkpoints/load-agent.js';
+import { type AgentFileContents, agentFromFiles } from '../src/checkpoints/agent-from-files.js';
 import { loadPolicyFrom } from '../src/evaluation/report.js';
 import { trainAgent } from '../src/trainer/trainer.js';
 import { Capture } from './support/capture.js';
@@ -102,6 +104,59 @@ describe('self-describing checkpoints', () => {
     expect(() => readAgentDescription(dir)).toThrow(
       `${join(dir, AGENT_FILE)}: not a version-1 agent-r1-agent description`,
     );
+  }, 60_000);
+
+  it('agentFromFiles: the folder read as text and bytes is the agent loadAgent gives; bad files are refused in one line', async () => {
+    const config = tiny('from-files', 'secret-number', ['train.steps=0']);
+    const task = await createTask(config);
+    (await trainAgent(config, task)).policy.dispose();
+    const dir = join(config.checkpoint.dir, 'warm-start');
+    const files: AgentFileContents = {
+      source: dir,
+      agent: readFileSync(join(dir, AGENT_FILE), 'utf8'),
+      tokenizer: readFileSync(join(dir, TOKENIZER_FILE), 'utf8'),
+      model: new Uint8Array(readFileSync(join(dir, MODEL_FILE))),
+    };
+    const fromFiles = await agentFromFiles(files, { task: () => task });
+    const fromFolder = await loadAgent(dir);
+    expect(fromFiles.description).toEqual(fromFolder.description);
+    expect(fromFiles.config).toEqual(fromFolder.config);
+    for (const example of task.validation.slice(0, 4)) {
+      const [a, b] = [await fromFiles.run(example), await fromFolder.run(example)];
+      expect(a.trajectory.tokens).toEqual(b.trajectory.tokens);
+      expect(a.turns).toEqual(b.turns);
+    }
+    fromFolder.dispose();
+    fromFiles.dispose();
+    const live = memory().tensors;
+    await expect(
+      agentFromFiles({ ...files, model: files.model.slice(0, 100) }, { task: () => task }),
+    ).rejects.toThrow(`policy ${dir}: cannot read ${MODEL_FILE}: safetensors: ${dir}/${MODEL_FILE}:`);
+    await expect(agentFromFiles({ ...files, agent: '{ not json' }, { task: () => task })).rejects.toThrow(
+      `${dir}/${AGENT_FILE}: not valid JSON`,
+    );
+    await expect(agentFromFiles({ ...files, tokenizer: '[]' }, { task: () => task })).rejects.toThrow(
+      `${dir}/${TOKENIZER_FILE}`,
+    );
+    const reveal = await createTask(tiny('other-task', 'reveal'));
+    await expect(agentFromFiles(files, { task: () => reveal })).rejects.toThrow(
+      `policy ${dir}: trained on task "secret-number", not "reveal"`,
+    );
+    // Weights of another model: a reveal policy's, under this agent.json.
+    const revealConfig = tiny('other-model', 'reveal', ['train.steps=0', 'model.dModel=8', 'model.heads=2']);
+    (await trainAgent(revealConfig, reveal)).policy.dispose();
+    const otherModel = new Uint8Array(
+      readFileSync(join(revealConfig.checkpoint.dir, 'warm-start', MODEL_FILE)),
+    );
+    await expect(agentFromFiles({ ...files, model: otherModel }, { task: () => task })).rejects.toThrow(
+      `policy ${dir}: the checkpoint does not fit this model's config (`,
+    );
+    const badConfig = JSON.stringify({ ...JSON.parse(files.agent), config: { rollout: { n: 0 } } });
+    await expect(agentFromFiles({ ...files, agent: badConfig }, { task: () => task })).rejects.toThrow(
+      `${dir}/${AGENT_FILE}: config: "rollout.n" must be`,
+    );
+    // Nothing a refused load made is left allocated.
+    expect(memory().tensors).toBe(live);
   }, 60_000);
 
   it('eval needs only the checkpoint folder: no preset, the config comes from the folder', async () => {

@@ -2,7 +2,7 @@ import { TransformerLM } from '@agent-r1/nn';
 import { Generator, logprobs, tensor, tidy } from '@agent-r1/tensor';
 import { describe, expect, it } from 'vitest';
 import type { AgentEnv, StepResult } from '../src/mdp/env.js';
-import { rollout } from '../src/rollout/engine.js';
+import { type RolloutEvent, rollout } from '../src/rollout/engine.js';
 
 const ALPHABET = 'abcdefghijklmnopqrstuvwxyz <>/.!?0123456789';
 const codec = {
@@ -71,6 +71,34 @@ describe('rollout', () => {
         t.turns.map((s, k) => [s.actionEnd - 1, k < 2 ? 0.1 : 1]),
       );
       expect(t.toolCalls.map((c) => c.turn)).toEqual([0, 1]);
+    }
+  });
+
+  it('tells each sampled token and each ended turn as they happen, and samples the same with a listener', async () => {
+    const events: RolloutEvent[] = [];
+    const heard = await rollout({
+      ...base,
+      makeEnv: () => new EchoEnv(3),
+      generator: new Generator(4),
+      // Async, as a page's listener is (it yields to paint): the rollout waits for it.
+      onEvent: async (event) => {
+        await new Promise((resolve) => setTimeout(resolve, 0));
+        events.push(event);
+      },
+    });
+    const quiet = await rollout({ ...base, makeEnv: () => new EchoEnv(3), generator: new Generator(4) });
+    expect(heard.map((t) => t.tokens)).toEqual(quiet.map((t) => t.tokens));
+    for (const [b, t] of heard.entries()) {
+      const mine = events.filter((e) => e.trajectory === b);
+      const tokens = mine.flatMap((e) => (e.type === 'token' ? [e.token] : []));
+      expect(tokens).toEqual(t.tokens.filter((_, i) => t.actionMask[i] === 1));
+      const turns = mine.flatMap((e) => (e.type === 'turn' ? [e] : []));
+      expect(turns.map((e) => e.turn)).toEqual(t.turns);
+      expect(turns.map((e) => e.finished)).toEqual([false, false, true]);
+      expect(turns.map((e) => e.step.done)).toEqual([false, false, true]);
+      // A turn is told after its last token and before the next action's first.
+      const order = mine.map((e) => e.type);
+      for (const [i, type] of order.entries()) if (type === 'turn') expect(order[i - 1]).toBe('token');
     }
   });
 

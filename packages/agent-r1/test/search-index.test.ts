@@ -2,7 +2,13 @@ import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type SearchDocument, SearchIndex, tokenize } from '../src/tasks/multihop-qa/search/index.js';
+import {
+  type SearchDocument,
+  SearchIndex,
+  loadSearchIndex,
+  saveSearchIndex,
+  tokenize,
+} from '../src/tasks/multihop-qa/search/index.js';
 
 export const CORPUS: SearchDocument[] = [
   { id: 'paris', title: 'Paris', contents: 'Paris is the capital and largest city of France, on the Seine.' },
@@ -94,36 +100,36 @@ describe('SearchIndex', () => {
     expect(() => SearchIndex.build(CORPUS, { b: 2 })).toThrow(/b must be in \[0, 1\]/);
   });
 
-  it('save/load round-trips to equal results, atomically', async () => {
+  it('saveSearchIndex/loadSearchIndex round-trip to equal results, atomically', async () => {
     const custom = SearchIndex.build(CORPUS, { k1: 0.9, b: 0.4, titleBoost: 2 });
     const path = join(dir, 'index.json');
-    await custom.save(path);
+    await saveSearchIndex(custom, path);
     expect((await readdir(dir)).filter((f) => f.endsWith('.tmp'))).toEqual([]);
-    const loaded = await SearchIndex.load(path);
+    const loaded = await loadSearchIndex(path);
     expect(loaded.size).toBe(CORPUS.length);
     expect(loaded.options).toEqual(custom.options);
     expect(loaded.get('paris')).toEqual(CORPUS[0]);
     for (const q of ['capital of Germany', 'Ulm physicist', 'river Paris France', 'zeppelin', 'nothing here'])
       expect(loaded.search(q, 5)).toEqual(custom.search(q, 5));
     // Overwriting an existing file works too.
-    await index.save(path);
-    expect((await SearchIndex.load(path)).search('Seine', 3)).toEqual(index.search('Seine', 3));
+    await saveSearchIndex(index, path);
+    expect((await loadSearchIndex(path)).search('Seine', 3)).toEqual(index.search('Seine', 3));
   });
 
-  it('load names a missing or bad file', async () => {
+  it('loadSearchIndex names a missing or bad file', async () => {
     const missing = join(dir, 'missing.json');
-    await expect(SearchIndex.load(missing)).rejects.toThrow(`no index file at ${missing}`);
+    await expect(loadSearchIndex(missing)).rejects.toThrow(`no index file at ${missing}`);
     const garbage = join(dir, 'garbage.json');
     await writeFile(garbage, '{ not json');
-    await expect(SearchIndex.load(garbage)).rejects.toThrow(
+    await expect(loadSearchIndex(garbage)).rejects.toThrow(
       `${garbage} is not a valid search index (invalid JSON`,
     );
     const other = join(dir, 'other.json');
     await writeFile(other, JSON.stringify({ hello: 'world' }));
-    await expect(SearchIndex.load(other)).rejects.toThrow(
+    await expect(loadSearchIndex(other)).rejects.toThrow(
       `${other} is not a valid search index (expected format`,
     );
-    await expect(SearchIndex.load(dir)).rejects.toThrow(`cannot read ${dir}`);
+    await expect(loadSearchIndex(dir)).rejects.toThrow(`cannot read ${dir}`);
   });
 
   it('builds a 20k-document corpus in seconds', () => {

@@ -6,36 +6,28 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { MODEL_FILE, type TransformerConfig, type TransformerLM } from '@agent-r1/nn';
+import { MODEL_FILE, type TransformerLM } from '@agent-r1/nn';
 import type { AgentTask } from '../tasks/task.js';
 import { LIBRARY_NAME, libraryVersion } from '../version.js';
 import type { TrainConfig } from '../trainer/config.js';
+import {
+  AGENT_FILE,
+  AGENT_FORMAT,
+  AGENT_FORMAT_VERSION,
+  type AgentDescription,
+  TOKENIZER_FILE,
+  checkDescribedTask,
+  parseAgentDescription,
+} from './agent-description.js';
 
-export const AGENT_FILE = 'agent.json';
-export const TOKENIZER_FILE = 'tokenizer.json';
-const FORMAT = 'agent-r1-agent';
-const VERSION = 1;
-
-/** The contents of `agent.json`. */
-export interface AgentDescription {
-  format: typeof FORMAT;
-  version: typeof VERSION;
-  /** The library that wrote it, e.g. "@agent-r1/agent 0.1.0". */
-  library: string;
-  task: string;
-  taskOptions: Record<string, unknown>;
-  /** The policy's TransformerLM config (vocabulary included; no device). */
-  model: Omit<TransformerConfig, 'device'>;
-  /** The resolved training config of the run. */
-  config: TrainConfig;
-}
+export { AGENT_FILE, type AgentDescription, TOKENIZER_FILE } from './agent-description.js';
 
 /** The files that describe `policy` (trained on `task` under `config`), for saveCheckpoint's `files`. */
 export function agentFiles(config: TrainConfig, task: AgentTask<unknown>, policy: TransformerLM) {
   const { device: _, ...model } = policy.config;
   const description: AgentDescription = {
-    format: FORMAT,
-    version: VERSION,
+    format: AGENT_FORMAT,
+    version: AGENT_FORMAT_VERSION,
     library: `${LIBRARY_NAME} ${libraryVersion()}`,
     task: config.task,
     taskOptions: config.taskOptions ?? {},
@@ -47,26 +39,11 @@ export function agentFiles(config: TrainConfig, task: AgentTask<unknown>, policy
   return files;
 }
 
-const isObject = (v: unknown): v is Record<string, unknown> =>
-  typeof v === 'object' && v !== null && !Array.isArray(v);
-
 /** The description of the checkpoint folder `dir`; null for a folder written before they had one. */
 export function readAgentDescription(dir: string): AgentDescription | null {
   const path = join(dir, AGENT_FILE);
   if (!existsSync(path)) return null;
-  let d: unknown;
-  try {
-    d = JSON.parse(readFileSync(path, 'utf8'));
-  } catch (e) {
-    throw new Error(`${path}: not valid JSON (${(e as Error).message})`);
-  }
-  if (!isObject(d) || d.format !== FORMAT || d.version !== VERSION)
-    throw new Error(`${path}: not a version-${VERSION} ${FORMAT} description`);
-  for (const key of ['task', 'library'] as const)
-    if (typeof d[key] !== 'string') throw new Error(`${path}: "${key}" must be a string`);
-  for (const key of ['taskOptions', 'model', 'config'] as const)
-    if (!isObject(d[key])) throw new Error(`${path}: "${key}" must be an object`);
-  return d as unknown as AgentDescription;
+  return parseAgentDescription(readFileSync(path, 'utf8'), path);
 }
 
 /**
@@ -74,20 +51,9 @@ export function readAgentDescription(dir: string): AgentDescription | null {
  * and (where saved) the same tokenizer. A mismatch is one line naming the folder and what differs.
  */
 export function checkTaskFits(dir: string, description: AgentDescription, task: AgentTask<unknown>): void {
-  if (description.task !== task.name)
-    throw new Error(`policy ${dir}: trained on task "${description.task}", not "${task.name}"`);
-  if (description.model.vocabSize !== task.vocabSize)
-    throw new Error(
-      `policy ${dir}: its vocabulary has ${description.model.vocabSize} tokens, task "${task.name}"'s ${task.vocabSize} (another tokenizer)`,
-    );
   const saved = join(dir, TOKENIZER_FILE);
-  if (task.tokenizer && existsSync(saved)) {
-    const same = readFileSync(saved, 'utf8').trim() === JSON.stringify(task.tokenizer.toJSON());
-    if (!same)
-      throw new Error(
-        `policy ${dir}: task "${task.name}" built another tokenizer than the one it was trained with (${saved})`,
-      );
-  }
+  const text = task.tokenizer && existsSync(saved) ? readFileSync(saved, 'utf8') : undefined;
+  checkDescribedTask(dir, description, task, text === undefined ? undefined : { text, source: saved });
 }
 
 /** The policy folder of `dir`: `dir` itself when it holds weights, else its `policy/` (a run's checkpoint.dir). */

@@ -4,14 +4,9 @@
  * policy gets a fresh one). Anything else that does not fit stops the run with the folder and names.
  */
 import { join } from 'node:path';
-import {
-  MODEL_FILE,
-  type TransformerLM,
-  compareStateDict,
-  loadSafetensors,
-  loadStateDict,
-} from '@agent-r1/nn';
+import { MODEL_FILE, type TransformerLM, loadSafetensors } from '@agent-r1/nn';
 import { dispose } from '@agent-r1/tensor';
+import { loadPolicyWeights } from './agent-description.js';
 
 export async function initPolicy(policy: TransformerLM, dir: string): Promise<void> {
   const file = join(dir, MODEL_FILE);
@@ -19,18 +14,7 @@ export async function initPolicy(policy: TransformerLM, dir: string): Promise<vo
     throw new Error(`policy ${dir}: cannot read ${MODEL_FILE}: ${e.message}`);
   });
   try {
-    const { missing, unexpected, mismatched } = compareStateDict(policy, tensors);
-    const problems = [
-      ...missing.filter((name) => !name.startsWith('valueHead.')).map((n) => `missing ${n}`),
-      ...unexpected.filter((name) => !name.startsWith('valueHead.')).map((n) => `unexpected ${n}`),
-      ...mismatched.map((m) => `${m.name}: expected ${m.expected}, got ${m.got}`),
-    ];
-    if (problems.length > 0) {
-      const shown = problems.slice(0, 2).join('; ');
-      const more = problems.length > 2 ? ` and ${problems.length - 2} more` : '';
-      throw new Error(`policy ${dir}: the checkpoint does not fit this model's config (${shown}${more})`);
-    }
-    loadStateDict(policy, tensors, { strict: false, source: file });
+    loadPolicyWeights(policy, tensors, { policy: dir, source: file });
   } finally {
     dispose(Object.values(tensors));
   }

@@ -7,7 +7,7 @@ import { Generator } from '@agent-r1/tensor';
 import { totalReward } from '../mdp/trajectory.js';
 import type { Trajectory } from '../mdp/trajectory.js';
 import type { RolloutLimits } from '../rollout/config.js';
-import { rollout } from '../rollout/engine.js';
+import { type RolloutEvent, rollout } from '../rollout/engine.js';
 import type { AgentTask } from '../tasks/task.js';
 import { meanInfo } from '../trainer/rl-step.js';
 
@@ -25,6 +25,7 @@ export async function evaluate<Example>(
   task: AgentTask<Example>,
   examples: readonly Example[],
   limits: RolloutLimits,
+  options: { onEvent?: (event: RolloutEvent) => void | Promise<void> } = {},
 ): Promise<Evaluation> {
   const trajectories = await rollout({
     policy,
@@ -37,6 +38,7 @@ export async function evaluate<Example>(
     stopTokens: task.stopTokens,
     stopStrings: task.stopStrings,
     generator: new Generator(0),
+    onEvent: options.onEvent,
   });
   const n = Math.max(trajectories.length, 1);
   return {

@@ -8,7 +8,7 @@
 import { type TransformerLM, extendAsync, sampleToken } from '@agent-r1/nn';
 import { type Generator, rand } from '@agent-r1/tensor';
 import type { AgentEnv, StepResult } from '../mdp/env.js';
-import { type FinishReason, type Trajectory, startTrajectory } from '../mdp/trajectory.js';
+import { type FinishReason, type Trajectory, type TurnSpan, startTrajectory } from '../mdp/trajectory.js';
 import type { RolloutLimits, RolloutSampling, TextCodec } from './config.js';
 
 export interface RolloutOptions<Example> {
@@ -26,7 +26,17 @@ export interface RolloutOptions<Example> {
   /** Text that ends an action when the decoded action ends with it (e.g. '</search>', '</answer>'). */
   stopStrings: readonly string[];
   generator: Generator;
+  /**
+   * Hears each sampled token and each turn as it ends, in order (e.g. to stream an answer to a page);
+   * awaited, so a listener may yield to an event loop. It sees the trajectories, it must not change them.
+   */
+  onEvent?: (event: RolloutEvent) => void | Promise<void>;
 }
+
+/** What `onEvent` hears; `trajectory` is the index in the returned array (example-major). */
+export type RolloutEvent =
+  | { type: 'token'; trajectory: number; token: number }
+  | { type: 'turn'; trajectory: number; turn: TurnSpan; step: StepResult; finished: boolean };
 
 interface Row<Example> {
   env: AgentEnv<Example>;
@@ -90,6 +100,7 @@ export async function rollout<Example>(o: RolloutOptions<Example>): Promise<Traj
         row.traj.actionMask.push(1);
         row.traj.logprobs.push(logprob);
         pending[s] = [token];
+        if (o.onEvent) await o.onEvent({ type: 'token', trajectory: b, token });
         const stopped =
           o.stopTokens.includes(token) ||
           row.action.length >= limits.maxTokensPerTurn ||
@@ -106,6 +117,18 @@ export async function rollout<Example>(o: RolloutOptions<Example>): Promise<Traj
       ended.forEach((s, i) => {
         pending[s] = closeTurn(rows[slots[s]], results[i], pending[s], limits, codec);
       });
+      if (o.onEvent)
+        for (const [i, s] of ended.entries()) {
+          const row = rows[slots[s]];
+          const turn = row.traj.turns.at(-1)!;
+          await o.onEvent({
+            type: 'turn',
+            trajectory: slots[s],
+            turn,
+            step: results[i],
+            finished: row.finished,
+          });
+        }
       const live = slots.flatMap((b, s) => (rows[b].finished ? [] : [s]));
       if (live.length > 0 && live.length <= slots.length / 2) {
         const compact = cache.gather(live);

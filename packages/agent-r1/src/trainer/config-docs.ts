@@ -4,7 +4,7 @@
  */
 import { markdownReference, textReference } from '../options/docs.js';
 import { taskDefinition, taskNames } from '../tasks/registry.js';
-import { TrainConfigSchema } from './config.js';
+import { TrainConfigSchema } from './config-definition.js';
 
 /** The reference for the terminal: every trainer key and every task's options, or `task`'s options alone. */
 export function configReferenceText(task?: string): string {
@@ -23,7 +23,7 @@ export function configReferenceMarkdown(): string {
   const out = [
     '# Config reference',
     '',
-    '<!-- Written by `npm run docs:config` from the schemas in packages/agent-r1/src (trainer/config.ts and each',
+    '<!-- Written by `npm run docs:config` from the schemas in packages/agent-r1/src (trainer/config-definition.ts and each',
     "task's options); a test fails when this page and the schemas differ. Do not edit by hand. -->",
     '',
     'A run is configured as defaults ← `--preset` ← `--config` file ← `key.sub=value` overrides; `agent-r1 keys`',

@@ -1,5 +1,5 @@
 /** Named partial configs: applied over the defaults and under files and overrides. */
-import type { PartialTrainConfig } from './config.js';
+import type { PartialTrainConfig } from './config-definition.js';
 
 /** Episodes of the multi-hop task: up to 3 searches and an answer, 3 documents of 80 characters each. */
 const MULTIHOP_ROLLOUT = {

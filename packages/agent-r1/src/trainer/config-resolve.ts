@@ -15,7 +15,12 @@ import {
   validateKey,
 } from '../options/validate.js';
 import { resolveTaskOptions, taskDefinition } from '../tasks/registry.js';
-import { DEFAULT_CONFIG, type PartialTrainConfig, type TrainConfig, TrainConfigSchema } from './config.js';
+import {
+  DEFAULT_CONFIG,
+  type PartialTrainConfig,
+  type TrainConfig,
+  TrainConfigSchema,
+} from './config-definition.js';
 import { presets } from './config-presets.js';
 import { validateConfig, validatePartialConfig } from './config-schema.js';
 

@@ -1,6 +1,6 @@
 /** Validating a training config: its keys against the schema, then the relations between keys. */
 import { ConfigError, show, validateOptions } from '../options/validate.js';
-import { type PartialTrainConfig, type TrainConfig, TrainConfigSchema } from './config.js';
+import { type PartialTrainConfig, type TrainConfig, TrainConfigSchema } from './config-definition.js';
 
 /** Relations between keys, checked on the merged config. */
 function checkRelations(c: TrainConfig): void {

@@ -13,7 +13,7 @@ import { runTextEpisode } from '../../mdp/text-episode.js';
 import type { Doc, QaExample } from './data/types.js';
 import { comparisonOptions, readAnswer, scriptedSearcher } from './scripted.js';
 import { formatSearchHits, type Searcher } from './search/index.js';
-import { multihopPrompt, scoreAnswer } from './task.js';
+import { multihopPrompt, scoreAnswer } from './env.js';
 
 // A user's question without a hop count is in no group but 'all' (the task then has no groups).
 const scoredExample = (q: QaExample, answer: string): ScoredExample => ({

@@ -23,6 +23,9 @@ export {
   type MultihopTaskOptions,
   multihopTokenizer,
   makeMultihopEnv,
+  multihopAnswering,
+  multihopEnvOptions,
   scoreAnswer,
   substringMatch,
 } from './task.js';
+export { type MultihopCorpusTaskOptions, multihopTaskFromCorpus } from './from-corpus.js';

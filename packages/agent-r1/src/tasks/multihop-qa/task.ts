@@ -14,10 +14,6 @@ import { join } from 'node:path';
 import { Tokenizer, trainBpe } from '@agent-r1/nn';
 import type { EnvFactory } from '../../mdp/env.js';
 import { runTextEpisode } from '../../mdp/text-episode.js';
-import { ToolEnv } from '../../mdp/tool-env.js';
-import { exactMatch, f1Score, normalizeAnswer } from '../../rewards/qa.js';
-import { TagsFormat } from '../../tools/formats/tags.js';
-import { ToolRegistry } from '../../tools/registry.js';
 import { completeOptions } from '../../options/validate.js';
 import { type KindMix, kindWeights, mixesKinds } from '../kind-balance.js';
 import type { AgentTask, TrainingStage } from '../task.js';
@@ -26,57 +22,42 @@ import { noRetrievalBaseline, naiveRagBaseline, scriptedSearcherBaseline } from 
 import { buildMultihopDataset, DATASET_VERSION } from './data/build.js';
 import { loadCorpusJsonl, loadQuestionsJsonl } from './data/jsonl.js';
 import type { Doc, MultihopDataset, QaExample } from './data/types.js';
+import {
+  MULTIHOP_SNIPPET_CHARS,
+  MULTIHOP_SPECIAL_TOKENS,
+  type MultihopEnvOptions,
+  makeMultihopEnv,
+  multihopAnswering,
+  multihopEnvOptions,
+  multihopPrompt,
+} from './env.js';
 import { entityRenamer, renamePool } from './rename.js';
-import { retrievalReward } from './retrieval-reward.js';
 import { scriptedSearcher } from './scripted.js';
-import { SEARCH_TOOL, SearchIndex, searchTool } from './search/index.js';
+import { SearchIndex } from './search/index.js';
 
-export const MULTIHOP_SPECIAL_TOKENS = [
-  '<search>',
-  '</search>',
-  '<result>',
-  '</result>',
-  '<answer>',
-  '</answer>',
-  '<eos>',
-] as const;
+export {
+  DEFAULT_RETRIEVAL_REWARD,
+  MULTIHOP_SNIPPET_CHARS,
+  MULTIHOP_SPECIAL_TOKENS,
+  type MultihopEnvOptions,
+  makeMultihopEnv,
+  multihopAnswering,
+  multihopEnvOptions,
+  multihopFormat,
+  multihopPrompt,
+  scoreAnswer,
+  substringMatch,
+} from './env.js';
 
 /** Bump when the tokenizer's training texts or pre-tokeniser change, so a stale cached one is not reused. */
 export const MULTIHOP_TOKENIZER_VERSION = 4;
 
 export const DEFAULT_MULTIHOP_CACHE_DIR = join('.cache', 'multihop-qa');
 
-/** Characters of each document a search shows by default (3 of them fit ~96 tokens). */
-export const MULTIHOP_SNIPPET_CHARS = 80;
-
-/**
- * The retrieval reward with `algorithm.processRewards` on: 0.3 in all for finding every supporting
- * document (0.15 each for a 2-hop question), so that an exact answer (1) stays worth several times any
- * amount of searching.
- */
-export const DEFAULT_RETRIEVAL_REWARD = 0.3;
-
 export interface MultihopResources {
   dataset: MultihopDataset;
   index: SearchIndex;
   docs: ReadonlyMap<string, Doc>;
-}
-
-export interface MultihopEnvOptions {
-  /** Most actions per episode; default 4 (3 searches and an answer). */
-  maxTurns?: number;
-  /** Documents per search; default 3. */
-  topK?: number;
-  /** Each document's text is cut to this many characters; default MULTIHOP_SNIPPET_CHARS (80). */
-  maxCharsPerDoc?: number;
-  /** Bonus for a well-formed answer; default 0.1. */
-  formatReward?: number;
-  /**
-   * Process reward for retrieving the question's supporting documents, split evenly over them and paid
-   * for each one the first time a search shows it (`retrievalReward`); default 0 (none). Needs the corpus
-   * documents (`makeMultihopEnv`'s `docs`).
-   */
-  retrievalReward?: number;
 }
 
 export interface MultihopTaskOptions extends MultihopEnvOptions {
@@ -133,74 +114,6 @@ export function loadMultihopResources(
     resources.set(key, r);
   }
   return r;
-}
-
-/** The compact prompt: the question and one line of instruction (tiny models: short). */
-export function multihopPrompt(example: Pick<QaExample, 'question'>): string {
-  return `Question: ${example.question}\nSearch with <search>query</search>, then reply <answer>answer</answer>.\n`;
-}
-
-export function multihopFormat(): TagsFormat {
-  return new TagsFormat({ tags: [{ tag: 'search', tool: SEARCH_TOOL, argument: 'query' }] });
-}
-
-/** 1 when a gold answer occurs in the normalised prediction (SQuAD normalisation, whole words). */
-export function substringMatch(prediction: string, golds: readonly string[]): number {
-  const p = ` ${normalizeAnswer(prediction)} `;
-  return golds.some((g) => {
-    const n = normalizeAnswer(g);
-    return n !== '' && p.includes(` ${n} `);
-  })
-    ? 1
-    : 0;
-}
-
-/** EM, F1 and substring EM of an answer. */
-export function scoreAnswer(
-  answer: string,
-  golds: readonly string[],
-): { em: number; f1: number; subEm: number } {
-  return { em: exactMatch(answer, golds), f1: f1Score(answer, golds), subEm: substringMatch(answer, golds) };
-}
-
-/**
- * The environment factory: a ToolEnv with the `search` tool over `index`; `docs` (the corpus by id) lets it
- * pay `options.retrievalReward`.
- */
-export function makeMultihopEnv(
-  index: SearchIndex,
-  options: MultihopEnvOptions = {},
-  docs?: ReadonlyMap<string, Doc>,
-): EnvFactory<QaExample> {
-  const retrieval = options.retrievalReward ?? 0;
-  if (retrieval !== 0 && docs === undefined)
-    throw new Error('makeMultihopEnv: retrievalReward needs the corpus documents (docs)');
-  const tools = new ToolRegistry().register(
-    searchTool(index, {
-      defaultK: options.topK ?? 3,
-      maxK: options.topK ?? 3,
-      maxCharsPerDoc: options.maxCharsPerDoc ?? MULTIHOP_SNIPPET_CHARS,
-    }),
-  );
-  const format = multihopFormat();
-  return () =>
-    new ToolEnv<QaExample>({
-      tools,
-      format,
-      maxTurns: options.maxTurns ?? 4,
-      formatReward: options.formatReward ?? 0.1,
-      buildPrompt: (ex) => multihopPrompt(ex),
-      score: (ex, answer) => {
-        const s = scoreAnswer(answer, ex.answers);
-        return { reward: s.em, info: { ...s, hops: ex.hops, kind: ex.kind, gold: ex.answers[0] ?? '' } };
-      },
-      ...(retrieval !== 0 && docs
-        ? {
-            processRewards: true,
-            callReward: (ex, call, earlier) => retrievalReward(ex, call, earlier, docs, retrieval),
-          }
-        : {}),
-    });
 }
 
 /** Scripted episodes' texts (prompt, actions, observations), for training the tokenizer. */
@@ -277,15 +190,8 @@ export async function multihopQaTask(
   const r = loadMultihopResources(options);
   const corpusFile = own.corpus;
   const questionsFile = own.questions;
-  // Supporting documents are known only in the built-in corpus: a user corpus gets no retrieval reward.
   const ownCorpus = corpusFile === '';
-  const envOptions: MultihopEnvOptions = {
-    ...options,
-    maxTurns: config.rollout.maxTurns,
-    retrievalReward: ownCorpus
-      ? (options.retrievalReward ?? (config.algorithm?.processRewards ? DEFAULT_RETRIEVAL_REWARD : 0))
-      : 0,
-  };
+  const envOptions = multihopEnvOptions(config, options, ownCorpus);
   // The user's questions first: a bad line stops the run before an index or a tokenizer is built.
   const test = questionsFile === '' ? r.dataset.questions.test : loadQuestionsJsonl(questionsFile);
   if (test.length === 0) throw new Error(`questions ${questionsFile}: the file holds no questions`);
@@ -309,8 +215,7 @@ export async function multihopQaTask(
   for (const stage of ['warm-start', 'rl'] as const)
     kindWeights(kindOf, stage === 'rl' ? rlPrompts : trainSplit, mixOf(stage));
   return {
-    name: 'multihop-qa',
-    answerMetrics: ['em', 'f1', 'subEm'],
+    ...multihopAnswering(makeEnv, tokenizer),
     train: trainSplit,
     rlPrompts,
     exampleWeights: (stage, examples) =>
@@ -339,24 +244,10 @@ export async function multihopQaTask(
         ? await scriptedSearcherBaseline(examples, makeEnv, r.docs)
         : []),
     ],
-    makeEnv,
-    codec: { encode: (t) => tokenizer.encode(t), decode: (ids) => tokenizer.decode(ids) },
-    vocabSize: tokenizer.vocabSize,
-    tokenizer,
-    stopTokens: [tokenizer.tokenId('<eos>')],
-    stopStrings: multihopFormat().stop,
     // The search corpus, as the tokenizer read it: what a pretrained model would have read (Wikipedia, for
     // the paper's models), test places included, as it is in the documents the tool returns.
     pretrainTexts: () => r.dataset.corpus.map((d) => `${d.title}: ${d.contents}`),
     scripted: (ex) => scriptedSearcher(ex, r.docs, multihopPrompt(ex)),
     renameEntities: (ex, texts, generator) => entityRenamer(ex, texts, namePool, generator),
-    fromQuestion: (question) => ({
-      id: 'user',
-      question,
-      answers: [],
-      hops: 0,
-      kind: 'user',
-      supportingDocs: [],
-    }),
   };
 }

@@ -14,8 +14,6 @@
  * and may carry a deadline; see query.ts. Scoring runs over flat arrays (postings.ts), minisearch builds
  * and stores the index.
  */
-import { readFile } from 'node:fs/promises';
-import { writeFileAtomic } from '@agent-r1/nn';
 import MiniSearch, { type AsPlainObject, type Options } from 'minisearch';
 import { Postings, type ScoringParams } from './postings.js';
 import { parseQuery, type QueryLimits, resolveQueryLimits, tokenize } from './query.js';
@@ -247,8 +245,11 @@ export class SearchIndex implements Searcher {
     return queries.map((q) => this.#search(q, k, limits, options.deadline));
   }
 
-  /** Writes the index (documents, options and inverted index) as JSON: to a temporary file, then renamed. */
-  async save(path: string): Promise<void> {
+  /**
+   * The index as one JSON value (documents, options and inverted index); `fromJSON` reads it back, and
+   * ./index-file.ts writes and reads it as a file.
+   */
+  toJSON(): object {
     const saved: SavedIndex = {
       format: SEARCH_INDEX_FORMAT,
       version: SEARCH_INDEX_VERSION,
@@ -256,31 +257,14 @@ export class SearchIndex implements Searcher {
       docs: this.#docs as SearchDocument[],
       index: this.#mini.toJSON(),
     };
-    try {
-      await writeFileAtomic(path, JSON.stringify(saved));
-    } catch (e) {
-      throw new Error(`SearchIndex.save: cannot write ${path}: ${(e as Error).message}`, { cause: e });
-    }
+    return saved;
   }
 
-  /** Reads an index written by `save`; throws an error naming the file if it is missing or not an index. */
-  static async load(path: string): Promise<SearchIndex> {
-    let text: string;
-    try {
-      text = await readFile(path, 'utf8');
-    } catch (e) {
-      const code = (e as NodeJS.ErrnoException).code;
-      if (code === 'ENOENT') throw new Error(`SearchIndex.load: no index file at ${path}`, { cause: e });
-      throw new Error(`SearchIndex.load: cannot read ${path}: ${(e as Error).message}`, { cause: e });
-    }
+  /** Reads `toJSON()`'s value (parsed); errors say that `source` is not a valid search index, and why. */
+  static fromJSON(value: unknown, source = 'the value'): SearchIndex {
     const bad = (why: string, cause?: unknown) =>
-      new Error(`SearchIndex.load: ${path} is not a valid search index (${why})`, { cause });
-    let saved: SavedIndex;
-    try {
-      saved = JSON.parse(text) as SavedIndex;
-    } catch (e) {
-      throw bad(`invalid JSON: ${(e as Error).message}`, e);
-    }
+      new Error(`${source} is not a valid search index (${why})`, { cause });
+    const saved = value as SavedIndex;
     if (saved === null || typeof saved !== 'object' || saved.format !== SEARCH_INDEX_FORMAT)
       throw bad(`expected format "${SEARCH_INDEX_FORMAT}"`);
     if (saved.version !== SEARCH_INDEX_VERSION)

@@ -11,6 +11,7 @@ export {
   type SearchIndexOptions,
   type SearchOptions,
 } from './bm25.js';
+export { loadSearchIndex, saveSearchIndex } from './index-file.js';
 export {
   DEFAULT_MAX_BATCH_QUERIES,
   DEFAULT_QUERY_LIMITS,

@@ -1,0 +1,30 @@
+/**
+ * The multi-hop task from data in hand: a corpus, questions and a trained tokenizer (a checkpoint's), with
+ * no dataset files and no tokenizer training, e.g. in a web page. Its episodes are `multihopQaTask`'s: the
+ * same prompt, search tool (a BM25 index built here over `corpus`), environment options and answer scores.
+ * It answers and evaluates; it carries no training hooks.
+ */
+import type { Tokenizer } from '@agent-r1/nn';
+import type { AgentTask } from '../task.js';
+import type { Doc, QaExample } from './data/types.js';
+import { makeMultihopEnv, multihopAnswering, multihopEnvOptions } from './env.js';
+import { SearchIndex } from './search/bm25.js';
+
+export interface MultihopCorpusTaskOptions {
+  config: { rollout: { maxTurns: number }; algorithm?: { processRewards: boolean } };
+  tokenizer: Tokenizer;
+  corpus: readonly Doc[];
+  /** The questions with gold answers the task evaluates on (its validation and test split). */
+  questions?: readonly QaExample[];
+  /** An index already built over `corpus` (building one takes about a second for the built-in corpus). */
+  index?: SearchIndex;
+}
+
+export function multihopTaskFromCorpus(o: MultihopCorpusTaskOptions): AgentTask<QaExample> {
+  if (o.corpus.length === 0) throw new Error('multihopTaskFromCorpus: the corpus holds no documents');
+  const index = o.index ?? SearchIndex.build(o.corpus);
+  const docs = new Map(o.corpus.map((d) => [d.id, d]));
+  const makeEnv = makeMultihopEnv(index, multihopEnvOptions(o.config), docs);
+  const questions = o.questions ?? [];
+  return { ...multihopAnswering(makeEnv, o.tokenizer), train: [], validation: questions, test: questions };
+}
