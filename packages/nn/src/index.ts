@@ -8,7 +8,7 @@ export { Embedding } from './layers/embedding.js';
 export { LayerNorm, RMSNorm } from './layers/norm.js';
 export { Dropout } from './layers/dropout.js';
 export { Mlp, type MlpOptions } from './layers/mlp.js';
-export { RotaryTables, applyRotary } from './layers/rope.js';
+export { RotaryTables, applyRotary, inverseFrequencies, type RopeScaling } from './layers/rope.js';
 export { CausalSelfAttention, type AttentionConfig, type AttentionContext } from './layers/attention.js';
 export { DecoderBlock, type BlockConfig } from './layers/block.js';
 export { type CopyContext, CopyHead } from './layers/copy-head.js';
@@ -35,3 +35,4 @@ export {
 export * from './optim/index.js';
 export * from './io/index.js';
 export * from './tokenizer/index.js';
+export * from './hf/index.js';

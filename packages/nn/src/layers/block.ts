@@ -15,7 +15,9 @@ export function makeNorm(
   dim: number,
   config: BlockConfig | AttentionConfig,
 ): LayerNorm | RMSNorm {
-  return kind === 'rms' ? new RMSNorm(dim, 1e-6, config) : new LayerNorm(dim, 1e-5, config);
+  return kind === 'rms'
+    ? new RMSNorm(dim, config.normEps ?? 1e-6, config)
+    : new LayerNorm(dim, config.normEps ?? 1e-5, config);
 }
 
 /** A pre-norm decoder block: x + attn(norm(x)), then + mlp(norm(·)). */

@@ -4,6 +4,43 @@
  */
 import { type Tensor, concat, embedding, keep, tensor, type FloatDType } from '@agent-r1/tensor';
 
+/**
+ * How a pretrained model stretches its rotary frequencies past the context it was trained on (Hugging Face's
+ * `rope_scaling`): `linear` divides every frequency by `factor`; `llama3` (Llama 3.1) divides the low
+ * frequencies (wavelengths over originalMaxLength / lowFreqFactor) by `factor`, keeps the high ones
+ * (wavelengths under originalMaxLength / highFreqFactor) and interpolates smoothly between the two.
+ */
+export type RopeScaling =
+  | { type: 'linear'; factor: number }
+  | {
+      type: 'llama3';
+      factor: number;
+      lowFreqFactor: number;
+      highFreqFactor: number;
+      originalMaxLength: number;
+    };
+
+/** θ_i = base^(-2i / headDim) for i < headDim / 2, scaled as `scaling` says. */
+export function inverseFrequencies(
+  headDim: number,
+  base: number,
+  scaling: RopeScaling | null = null,
+): number[] {
+  const inv = Array.from({ length: headDim / 2 }, (_, i) => base ** ((-2 * i) / headDim));
+  if (scaling === null) return inv;
+  if (scaling.type === 'linear') return inv.map((f) => f / scaling.factor);
+  const { factor, lowFreqFactor, highFreqFactor, originalMaxLength } = scaling;
+  const lowWavelength = originalMaxLength / lowFreqFactor;
+  const highWavelength = originalMaxLength / highFreqFactor;
+  return inv.map((f) => {
+    const wavelength = (2 * Math.PI) / f;
+    if (wavelength < highWavelength) return f;
+    if (wavelength > lowWavelength) return f / factor;
+    const smooth = (originalMaxLength / wavelength - lowFreqFactor) / (highFreqFactor - lowFreqFactor);
+    return ((1 - smooth) * f) / factor + smooth * f;
+  });
+}
+
 export class RotaryTables {
   /** [maxLength, headDim / 2] each; buffers, not parameters. */
   readonly cos: Tensor;
@@ -13,15 +50,16 @@ export class RotaryTables {
     readonly headDim: number,
     readonly maxLength: number,
     base = 10000,
-    options: { dtype?: FloatDType; device?: string } = {},
+    options: { dtype?: FloatDType; device?: string; scaling?: RopeScaling | null } = {},
   ) {
     if (headDim % 2 !== 0) throw new Error(`RotaryTables: head dimension must be even, got ${headDim}`);
     const half = headDim / 2;
+    const inv = inverseFrequencies(headDim, base, options.scaling ?? null);
     const cos = new Float64Array(maxLength * half);
     const sin = new Float64Array(maxLength * half);
     for (let p = 0; p < maxLength; p++) {
       for (let i = 0; i < half; i++) {
-        const angle = p * base ** ((-2 * i) / headDim);
+        const angle = p * inv[i];
         cos[p * half + i] = Math.cos(angle);
         sin[p * half + i] = Math.sin(angle);
       }

@@ -21,7 +21,7 @@ import { CopyHead } from '../layers/copy-head.js';
 import { Embedding } from '../layers/embedding.js';
 import { Linear } from '../layers/linear.js';
 import type { LayerNorm, RMSNorm } from '../layers/norm.js';
-import { RotaryTables } from '../layers/rope.js';
+import { type RopeScaling, RotaryTables } from '../layers/rope.js';
 import { Module } from '../module.js';
 
 export interface TransformerConfig {
@@ -39,6 +39,16 @@ export interface TransformerConfig {
   activation?: 'gelu' | 'swiglu';
   norm?: 'rms' | 'layer';
   ropeBase?: number;
+  /** Stretches the rotary frequencies as a pretrained model's `rope_scaling` says (default null: none). */
+  ropeScaling?: RopeScaling | null;
+  /** Features per attention head (default dModel / heads); Qwen3 sets it apart from dModel / heads. */
+  headDim?: number;
+  /** Biases on the attention's query, key and value projections, as Qwen2 has (default false). */
+  qkvBias?: boolean;
+  /** RMS norms on each head's queries and keys before the rotation, as Qwen3 has (default false). */
+  qkNorm?: boolean;
+  /** The norms' epsilon (default 1e-6 for RMSNorm, 1e-5 for LayerNorm). */
+  normEps?: number;
   /** Adds a value head on the final hidden states (a critic sharing the trunk). */
   valueHead?: boolean;
   /** Mixes a copy distribution over the context's tokens into the output (default false). */
@@ -77,6 +87,12 @@ export function resolveConfig(c: TransformerConfig): ResolvedConfig {
     if (c[key] && !c.copyHead) throw new Error(`TransformerConfig: ${key} needs copyHead`);
   }
   if (c.copyMatchGate && !c.copyMatch) throw new Error('TransformerConfig: copyMatchGate needs copyMatch');
+  if (c.headDim !== undefined && (!Number.isInteger(c.headDim) || c.headDim <= 0 || c.headDim % 2 !== 0))
+    throw new Error(`TransformerConfig: headDim must be a positive even integer, got ${c.headDim}`);
+  if (c.normEps !== undefined && !(c.normEps > 0))
+    throw new Error(`TransformerConfig: normEps must be a positive number, got ${c.normEps}`);
+  checkRopeScaling(c.ropeScaling ?? null);
+  const norm = c.norm ?? 'rms';
   return {
     vocabSize: c.vocabSize,
     dModel: c.dModel,
@@ -87,8 +103,13 @@ export function resolveConfig(c: TransformerConfig): ResolvedConfig {
     maxLength: c.maxLength,
     tiedEmbeddings: c.tiedEmbeddings ?? true,
     activation,
-    norm: c.norm ?? 'rms',
+    norm,
     ropeBase: c.ropeBase ?? 10000,
+    ropeScaling: c.ropeScaling ?? null,
+    headDim: c.headDim ?? c.dModel / c.heads,
+    qkvBias: c.qkvBias ?? false,
+    qkNorm: c.qkNorm ?? false,
+    normEps: c.normEps ?? (norm === 'rms' ? 1e-6 : 1e-5),
     valueHead: c.valueHead ?? false,
     copyHead: c.copyHead ?? false,
     copyMatch: c.copyMatch ?? false,
@@ -98,6 +119,28 @@ export function resolveConfig(c: TransformerConfig): ResolvedConfig {
     dtype: c.dtype ?? 'float32',
     device: c.device,
   };
+}
+
+function checkRopeScaling(s: RopeScaling | null): void {
+  if (s === null) return;
+  const positive = (key: string, v: unknown) => {
+    if (typeof v !== 'number' || !(v > 0))
+      throw new Error(`TransformerConfig: ropeScaling.${key} must be a positive number, got ${v}`);
+  };
+  if (s.type === 'linear') {
+    positive('factor', s.factor);
+    return;
+  }
+  if (s.type !== 'llama3')
+    throw new Error(
+      `TransformerConfig: ropeScaling.type must be 'linear' or 'llama3', got ${JSON.stringify((s as { type: unknown }).type)}`,
+    );
+  for (const key of ['factor', 'lowFreqFactor', 'highFreqFactor', 'originalMaxLength'] as const)
+    positive(key, s[key]);
+  if (s.highFreqFactor <= s.lowFreqFactor)
+    throw new Error(
+      `TransformerConfig: ropeScaling.highFreqFactor (${s.highFreqFactor}) must exceed lowFreqFactor (${s.lowFreqFactor})`,
+    );
 }
 
 export interface ForwardOptions {
@@ -157,6 +200,10 @@ export class TransformerLM extends Module {
       ffnHidden: c.ffnHidden,
       activation: c.activation,
       norm: c.norm,
+      headDim: c.headDim,
+      qkvBias: c.qkvBias,
+      qkNorm: c.qkNorm,
+      normEps: c.normEps,
     };
     this.blocks = Array.from({ length: c.layers }, (_, i) =>
       this.module(`blocks.${i}`, new DecoderBlock(block)),
@@ -180,14 +227,15 @@ export class TransformerLM extends Module {
           }),
         )
       : null;
-    this.rotary = new RotaryTables(c.dModel / c.heads, c.maxLength, c.ropeBase, {
+    this.rotary = new RotaryTables(c.headDim, c.maxLength, c.ropeBase, {
       dtype: c.dtype,
       device: c.device,
+      scaling: c.ropeScaling,
     });
   }
 
   get headDim(): number {
-    return this.config.dModel / this.config.heads;
+    return this.config.headDim;
   }
 
   /** A cache for `batch` sequences of up to `capacity` positions (default: maxLength). */
@@ -314,7 +362,11 @@ export class TransformerLM extends Module {
   override to(device: string): this {
     const c = this.config;
     if (this.rotary.cos.device === device) return super.to(device);
-    const rotary = new RotaryTables(this.headDim, c.maxLength, c.ropeBase, { dtype: c.dtype, device });
+    const rotary = new RotaryTables(this.headDim, c.maxLength, c.ropeBase, {
+      dtype: c.dtype,
+      device,
+      scaling: c.ropeScaling,
+    });
     try {
       super.to(device);
     } catch (err) {
