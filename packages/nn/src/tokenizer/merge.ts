@@ -1,6 +1,7 @@
 /**
- * Applying learned merges to one pre-token. Merge r joins the pair merges[r] into token id 256 + r, and a
- * lower r was learned earlier and has priority: BPE repeatedly merges the leftmost occurrence of the
+ * Applying learned merges to one pre-token. Merge r joins the pair merges[r] into token id results[r]
+ * (256 + r for our own tokenizers, whose ids follow the merges; a Hugging Face vocabulary gives its own ids),
+ * and a lower r was learned earlier and has priority: BPE repeatedly merges the leftmost occurrence of the
  * lowest-ranked pair present. Short words use a rank-min scan over a cached array of pair ranks; long ones
  * (a 1 MB run of letters is a single pre-token) a heap over a linked list, so the cost stays O(n log n).
  */
@@ -12,22 +13,38 @@ const SCAN_MAX = 64;
 const NONE = Number.POSITIVE_INFINITY;
 
 export class MergeTable {
-  /** Pair key (left * base + right) → merged token id. */
+  /** Pair key (left * base + right) → the merge's rank. */
   private readonly pairs = new Map<number, number>();
+  /** The token id each merge makes, by rank. */
+  private readonly results: Int32Array;
   /** Any number above every id a merge can take as input. */
   private readonly base: number;
 
-  constructor(readonly merges: ReadonlyArray<readonly [number, number]>) {
-    this.base = BYTE_VOCAB + merges.length;
+  /**
+   * `results[r]` is the id merge r makes (default 256 + r). A pair listed twice takes its last rank, as
+   * Hugging Face's tokenizers do.
+   */
+  constructor(
+    readonly merges: ReadonlyArray<readonly [number, number]>,
+    results?: ArrayLike<number>,
+  ) {
+    this.results = results
+      ? Int32Array.from(results)
+      : Int32Array.from({ length: merges.length }, (_, r) => BYTE_VOCAB + r);
+    let base = BYTE_VOCAB + merges.length;
+    for (const [a, b] of merges) base = Math.max(base, a + 1, b + 1);
+    for (const id of this.results) base = Math.max(base, id + 1);
+    this.base = base;
     for (let r = 0; r < merges.length; r++) {
       const [a, b] = merges[r];
-      this.pairs.set(a * this.base + b, BYTE_VOCAB + r);
+      this.pairs.set(a * base + b, r);
     }
   }
 
   /** The token id that pair (a, b) merges into, or undefined. */
   merged(a: number, b: number): number | undefined {
-    return this.pairs.get(a * this.base + b);
+    const r = this.pairs.get(a * this.base + b);
+    return r === undefined ? undefined : this.results[r];
   }
 
   /** Merges `ids` (byte ids of one pre-token) in place as far as the merges allow; returns the result. */
@@ -36,9 +53,9 @@ export class MergeTable {
     return ids.length <= SCAN_MAX ? this.applyScan(ids) : this.applyHeap(ids);
   }
 
-  /** Rank-min scan: `rank[i]` caches the merge id of pair (ids[i], ids[i+1]), NONE if there is none. */
+  /** Rank-min scan: `rank[i]` caches the rank of pair (ids[i], ids[i+1]), NONE if there is none. */
   applyScan(ids: number[]): number[] {
-    const { pairs, base } = this;
+    const { pairs, base, results } = this;
     const rank: number[] = [];
     for (let i = 0; i + 1 < ids.length; i++) rank.push(pairs.get(ids[i] * base + ids[i + 1]) ?? NONE);
     for (;;) {
@@ -51,21 +68,22 @@ export class MergeTable {
         }
       }
       if (at < 0) return ids;
-      ids[at] = best;
+      const id = results[best];
+      ids[at] = id;
       ids.splice(at + 1, 1);
       rank.splice(at, 1);
-      if (at > 0) rank[at - 1] = pairs.get(ids[at - 1] * base + best) ?? NONE;
-      if (at < rank.length) rank[at] = pairs.get(best * base + ids[at + 1]) ?? NONE;
+      if (at > 0) rank[at - 1] = pairs.get(ids[at - 1] * base + id) ?? NONE;
+      if (at < rank.length) rank[at] = pairs.get(id * base + ids[at + 1]) ?? NONE;
     }
   }
 
   /**
    * Heap version: nodes in a doubly linked list, candidate merges in a min-heap keyed by
-   * (merged id, position), so the lowest rank wins and ties go to the leftmost. Entries whose pair has since
+   * (rank, position), so the lowest rank wins and ties go to the leftmost. Entries whose pair has since
    * changed are skipped when popped.
    */
   applyHeap(ids: number[]): number[] {
-    const { pairs, base } = this;
+    const { pairs, base, results } = this;
     const n = ids.length;
     const val = Int32Array.from(ids);
     const next = new Int32Array(n);
@@ -86,18 +104,19 @@ export class MergeTable {
       const i = e - m * n;
       const j = next[i];
       if (alive[i] === 0 || j < 0 || pairs.get(val[i] * base + val[j]) !== m) continue;
-      val[i] = m;
+      const id = results[m];
+      val[i] = id;
       alive[j] = 0;
       const k = next[j];
       next[i] = k;
       if (k >= 0) prev[k] = i;
       const p = prev[i];
       if (p >= 0) {
-        const mp = pairs.get(val[p] * base + m);
+        const mp = pairs.get(val[p] * base + id);
         if (mp !== undefined) heap.push(mp * n + p);
       }
       if (k >= 0) {
-        const mk = pairs.get(m * base + val[k]);
+        const mk = pairs.get(id * base + val[k]);
         if (mk !== undefined) heap.push(mk * n + i);
       }
     }

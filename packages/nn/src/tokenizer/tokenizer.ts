@@ -247,9 +247,15 @@ export class Tokenizer {
 
 /** Decodes a stream of ids incrementally (see `Tokenizer.decoder`). */
 export class TokenStreamDecoder {
-  private readonly utf8 = new TextDecoder('utf-8');
+  private readonly utf8: InstanceType<typeof TextDecoder>;
 
-  constructor(private readonly tokenizer: Tokenizer) {}
+  /** `ignoreBOM`: keep a leading U+FEFF (as Hugging Face tokenizers do) instead of dropping it. */
+  constructor(
+    private readonly tokenizer: { decodeBytes(ids: ArrayLike<number>): Uint8Array },
+    options: { ignoreBOM?: boolean } = {},
+  ) {
+    this.utf8 = new TextDecoder('utf-8', { ignoreBOM: options.ignoreBOM ?? false });
+  }
 
   /** Decodes more ids; returns the text completed so far (a split character waits for its last byte). */
   push(ids: number | ArrayLike<number>): string {
