@@ -97,7 +97,7 @@ export class AskPanel {
       const m = agent.description.model;
       const params = agent.policy.parameters().reduce((n, p) => n + p.size, 0);
       policy.textContent =
-        `Policy: ${agent.description.task} from ${agent.dir} (${agent.description.library}): ` +
+        `Policy: ${agent.description.task}, from ${agent.dir === 'agent' ? "the site's agent/ folder" : agent.dir} (written by ${agent.description.library}): ` +
         `${m.layers} layers of width ${m.dModel}, ${params.toLocaleString('en')} parameters, ` +
         `a ${m.vocabSize}-token vocabulary; search over ${this.#data.corpus.length.toLocaleString('en')} documents.`;
       policy.dataset.state = 'ready';

@@ -1,7 +1,7 @@
 /**
  * The page's bundle: Vite builds it (the agent from @agent-r1/agent/browser, the tensor backends, nn), and
  * no import of a Node module is left in the JavaScript it emits. Node built-ins that Vite had to replace with
- * its empty browser stub are listed: they may come only from the code the page bundles without running (nn's
+ * its empty browser stub are listed: they may come only from code the page bundles without running (nn's
  * file helpers, tensor's CUDA backend and Node's WebGPU loader), never from the agent package or the page.
  * The bundle's size is printed.
  */
@@ -14,13 +14,15 @@ import { buildPage, describeBundle } from '../scripts/site.js';
 const out = mkdtempSync(join(tmpdir(), 'agent-r1-web-bundle-'));
 afterAll(() => rmSync(out, { recursive: true, force: true }));
 
-/** Files that hold Node-only code which the page bundles but never calls. */
+/**
+ * Where Node-only code may sit, bundled but never run by the page: nn (its file helpers: checkpoint
+ * folders, safetensors and tokenizer files, Hugging Face folders), tensor's CUDA backend, and the Node-only
+ * packages they load (koffi for CUDA, webgpu for Dawn). The agent and the page are not among them.
+ */
 const NODE_ONLY = [
-  /^packages\/nn\/src\/io\//, // checkpoint folders, atomic writes, safetensors files
-  /^packages\/nn\/src\/tokenizer\/io\.ts$/, // Tokenizer.load / save
-  /^packages\/nn\/src\/hf\//, // Hugging Face folders
-  /^packages\/tensor\/src\/backend\/cuda\//, // the CUDA backend (initBackend('cuda') only)
-  /^node_modules\/(koffi|webgpu)\//, // CUDA's FFI and Node's WebGPU (Dawn)
+  /^packages\/nn\/src\//,
+  /^packages\/tensor\/src\/backend\/cuda\//,
+  /^node_modules\/(koffi|webgpu)\//,
 ];
 
 describe('the web page bundle', () => {

@@ -48,10 +48,21 @@ export function parseAgentDescription(text: string, source: string): AgentDescri
   return d as unknown as AgentDescription;
 }
 
+/** Whether `saved` (JSON text, however laid out) holds `value`; text that is not JSON is an error. */
+function sameJson(saved: { text: string; source: string }, value: unknown): boolean {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(saved.text);
+  } catch (e) {
+    throw new Error(`${saved.source}: not valid JSON (${(e as Error).message})`);
+  }
+  return JSON.stringify(parsed) === JSON.stringify(value);
+}
+
 /**
  * Checks that `task` is the one the described policy was trained on: the same task, the same vocabulary
- * and, where the checkpoint saved one (`savedTokenizer`: the text of its tokenizer.json, named by
- * `tokenizerSource`), the same tokenizer. A mismatch is one line naming the policy and what differs.
+ * and, where the checkpoint saved one (`savedTokenizer`: the text of its tokenizer.json and where it came
+ * from), the same tokenizer. A mismatch is one line naming the policy and what differs.
  */
 export function checkDescribedTask(
   policy: string,
@@ -65,11 +76,7 @@ export function checkDescribedTask(
     throw new Error(
       `policy ${policy}: its vocabulary has ${description.model.vocabSize} tokens, task "${task.name}"'s ${task.vocabSize} (another tokenizer)`,
     );
-  if (
-    task.tokenizer &&
-    savedTokenizer &&
-    savedTokenizer.text.trim() !== JSON.stringify(task.tokenizer.toJSON())
-  )
+  if (task.tokenizer && savedTokenizer && !sameJson(savedTokenizer, task.tokenizer.toJSON()))
     throw new Error(
       `policy ${policy}: task "${task.name}" built another tokenizer than the one it was trained with (${savedTokenizer.source})`,
     );

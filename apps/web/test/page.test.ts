@@ -1,0 +1,236 @@
+/**
+ * The page in real headless Chromium, served as `npm run demo` serves it (the shipped policy, the corpus
+ * and test split as JSON): on SwiftShader's WebGPU and with WebGPU unavailable (the WebAssembly kernels),
+ * the Ask panel's greedy episodes for test questions (each action, each search and the documents it
+ * returned, the answer and its verdict) equal the Node agent's for the same checkpoint (loadAgent, then
+ * run); bad input (an empty or a 10,000-character question, a corrupt checkpoint, another model's weights,
+ * a missing file) gets a message on the page, and the page still answers afterwards. A screenshot of the
+ * panel is written to apps/web/screenshots/ (the README shows it). Skips with one line where no Chromium
+ * is installed; under REQUIRE_BROWSER=1 (CI) a missing Chromium fails instead.
+ */
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { type LoadedAgent, type QaExample, loadAgent } from '@agent-r1/agent';
+import { TransformerLM, serializeSafetensors, stateDict } from '@agent-r1/nn';
+import puppeteer, { type Browser, type Page } from 'puppeteer-core';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { WEBGPU_FLAGS, chromiumForTests } from '../../../packages/tensor/test/browser/chromium.js';
+import { SHIPPED_POLICY, WEB_ROOT, type Site, buildPage, serveSite, writeSiteData } from '../scripts/site.js';
+
+const chromium = chromiumForTests('web page');
+/**
+ * Test questions (indices into the test split): 2-hop, 1-hop and 3-hop ones the shipped policy answers
+ * right, and a comparison it gets wrong, so that both verdicts are shown.
+ */
+const QUESTIONS = [0, 1, 5, 22];
+const SCREENSHOTS = join(WEB_ROOT, 'screenshots');
+
+/** An episode as the page shows it, or as the Node agent ran it. */
+interface Episode {
+  actions: string[];
+  searches: { query: string; titles: string[] }[];
+  answer: string | null;
+  verdict: 'right' | 'wrong';
+}
+
+const titlesOf = (content: string) =>
+  content
+    .split('\n')
+    .filter((l) => l.trim() !== '')
+    .map((l) => /^Doc \d+ \((.+?)\): /.exec(l)?.[1] ?? '');
+
+function nodeEpisode(agent: LoadedAgent<QaExample>, example: QaExample): Promise<Episode> {
+  return agent.run(example).then(({ turns, trajectory }) => ({
+    actions: turns.map((t) => t.action),
+    searches: trajectory.toolCalls.map((c) => ({
+      query: (c.args as { query: string }).query,
+      titles: titlesOf(c.content),
+    })),
+    answer: typeof trajectory.info.answer === 'string' ? trajectory.info.answer : null,
+    verdict: trajectory.info.em === 1 ? 'right' : 'wrong',
+  }));
+}
+
+async function openPage(browser: Browser, url: string): Promise<{ page: Page; errors: string[] }> {
+  const page = await browser.newPage();
+  await page.setViewport({ width: 900, height: 900 });
+  const errors: string[] = [];
+  page.on('pageerror', (e) => errors.push(String(e)));
+  await page.goto(url);
+  await page.waitForFunction(
+    () => ['ready', 'error'].includes(document.getElementById('policy')?.dataset.state ?? ''),
+    { timeout: 60_000 },
+  );
+  return { page, errors };
+}
+
+/** Submits the form and waits for the episode to end; the message shown, if any. */
+async function submit(page: Page): Promise<string | null> {
+  await page.$eval('#episode', (e) => {
+    (e as HTMLElement).dataset.state = 'idle';
+  });
+  await page.click('#ask-button');
+  await page.waitForFunction(
+    () => {
+      const state = document.getElementById('episode')?.dataset.state;
+      const message = document.getElementById('ask-message');
+      return state === 'done' || state === 'error' || (message && !message.hidden);
+    },
+    { timeout: 60_000 },
+  );
+  return page.$eval('#ask-message', (e) => ((e as HTMLElement).hidden ? null : e.textContent));
+}
+
+async function askTestQuestion(page: Page, index: number): Promise<Episode> {
+  await page.select('#test-question', String(index));
+  const message = await submit(page);
+  expect(message).toBe(null);
+  return page.$eval('#episode', (root) => ({
+    actions: [...root.querySelectorAll('.turn .action')].map((e) => e.textContent ?? ''),
+    searches: [...root.querySelectorAll('.search-call')].map((call) => ({
+      query: call.querySelector('.query')?.textContent ?? '',
+      titles: [...call.querySelectorAll('li')].map((li) => li.querySelector('.doc-title')?.textContent ?? ''),
+    })),
+    answer: root.querySelector('.final-answer')?.textContent ?? null,
+    verdict: (root.querySelector('.verdict') as HTMLElement | null)?.dataset.verdict as 'right' | 'wrong',
+  }));
+}
+
+describe.skipIf(chromium.skip)('the page in headless Chromium', () => {
+  const out = mkdtempSync(join(tmpdir(), 'agent-r1-web-page-'));
+  let site: Site;
+  let expected: Episode[];
+  let questions: QaExample[];
+
+  beforeAll(async () => {
+    await buildPage(out);
+    await writeSiteData(out, SHIPPED_POLICY);
+    site = await serveSite(out);
+    const agent = await loadAgent<QaExample>(SHIPPED_POLICY);
+    questions = JSON.parse(readFileSync(join(out, 'data', 'questions.json'), 'utf8'));
+    expected = [];
+    for (const i of QUESTIONS) expected.push(await nodeEpisode(agent, questions[i]));
+    agent.dispose();
+    mkdirSync(SCREENSHOTS, { recursive: true });
+  }, 120_000);
+
+  afterAll(async () => {
+    await site?.close();
+    rmSync(out, { recursive: true, force: true });
+  });
+
+  const backends = [
+    { name: 'SwiftShader WebGPU', flags: WEBGPU_FLAGS, kind: 'webgpu', label: 'WebGPU' },
+    { name: 'WebGPU unavailable', flags: ['--disable-gpu'], kind: 'wasm', label: 'WebAssembly' },
+  ];
+  for (const backend of backends)
+    test(`on ${backend.name}: the page's greedy episodes equal the Node agent's`, async () => {
+      const browser = await puppeteer.launch({
+        executablePath: chromium.executable(),
+        headless: true,
+        args: ['--no-sandbox', '--disable-dev-shm-usage', ...backend.flags],
+      });
+      try {
+        const { page, errors } = await openPage(browser, site.url);
+        expect(await page.$eval('#policy', (e) => (e as HTMLElement).dataset.state)).toBe('ready');
+        expect(await page.$eval('#backend', (e) => (e as HTMLElement).dataset.state)).toBe(backend.kind);
+        console.log(await page.$eval('#backend', (e) => e.textContent));
+        for (const [k, i] of QUESTIONS.entries()) {
+          const got = await askTestQuestion(page, i);
+          expect(got, `test question ${i}: ${questions[i].question}`).toEqual(expected[k]);
+          const speed = await page.$eval('.speed', (e) => e.textContent ?? '');
+          expect(speed).toMatch(new RegExp(`tokens/s on ${backend.label}$`));
+          console.log(
+            `${backend.name}: "${questions[i].question}" → ${got.answer} (${got.verdict}); ${speed}`,
+          );
+        }
+        expect(expected.map((e) => e.verdict)).toEqual(expect.arrayContaining(['right', 'wrong']));
+        await page.screenshot({ path: join(SCREENSHOTS, `ask-${backend.kind}.png`) });
+        expect(errors).toEqual([]);
+      } finally {
+        await browser.close();
+      }
+    }, 120_000);
+
+  test('bad input gets a message on the page, and the page still answers', async () => {
+    const browser = await puppeteer.launch({
+      executablePath: chromium.executable(),
+      headless: true,
+      args: ['--no-sandbox', '--disable-dev-shm-usage', '--disable-gpu'],
+    });
+    const files = mkdtempSync(join(tmpdir(), 'agent-r1-web-files-'));
+    try {
+      const { page, errors } = await openPage(browser, site.url);
+      const setQuestion = (text: string) =>
+        page.$eval(
+          '#question',
+          (e, value) => {
+            (e as HTMLTextAreaElement).value = value;
+          },
+          text,
+        );
+      await setQuestion('   ');
+      expect(await submit(page)).toBe('Type a question first, or pick one of the test split.');
+      await setQuestion('Where is Paris? '.repeat(625));
+      expect(await submit(page)).toMatch(
+        /^The question is too long for this policy: with its prompt it is [\d,]+ tokens, and the policy reads at most 384 in all/,
+      );
+
+      const policy = (file: string) => readFileSync(join(SHIPPED_POLICY, file));
+      const choose = async (contents: Record<string, Uint8Array | string>) => {
+        const dir = mkdtempSync(join(files, 'pick-'));
+        for (const [name, body] of Object.entries(contents)) writeFileSync(join(dir, name), body);
+        await page.$eval('#ask-message', (e) => {
+          (e as HTMLElement).hidden = true;
+        });
+        const input = await page.$('input#checkpoint-files');
+        await (input as unknown as { uploadFile(...paths: string[]): Promise<void> }).uploadFile(
+          ...Object.keys(contents).map((name) => join(dir, name)),
+        );
+        await page.waitForFunction(() => !document.getElementById('ask-message')?.hidden, {
+          timeout: 30_000,
+        });
+        return page.$eval('#ask-message', (e) => e.textContent);
+      };
+      const good = { 'agent.json': policy('agent.json'), 'tokenizer.json': policy('tokenizer.json') };
+      // A corrupt model file: the first kilobyte only.
+      expect(
+        await choose({ ...good, 'model.safetensors': policy('model.safetensors').subarray(0, 1024) }),
+      ).toMatch(
+        /^The checkpoint did not load: policy the chosen files: cannot read model\.safetensors: safetensors: the chosen files\/model\.safetensors: /,
+      );
+      // Another model's weights under this agent.json.
+      const description = JSON.parse(policy('agent.json').toString());
+      const other = new TransformerLM({
+        ...description.model,
+        dModel: 32,
+        heads: 2,
+        kvHeads: 1,
+        ffnHidden: 64,
+      });
+      const otherBytes = serializeSafetensors(stateDict(other));
+      other.dispose();
+      expect(await choose({ ...good, 'model.safetensors': otherBytes })).toMatch(
+        /^The checkpoint did not load: policy the chosen files: the checkpoint does not fit this model's config \(/,
+      );
+      expect(await choose({ 'agent.json': good['agent.json'], 'model.safetensors': otherBytes })).toBe(
+        'The checkpoint did not load: choose the three files of a policy folder: tokenizer.json is missing',
+      );
+      expect(
+        await choose({
+          ...good,
+          'agent.json': '{"format": "agent-r1-agent"',
+          'model.safetensors': otherBytes,
+        }),
+      ).toMatch(/^The checkpoint did not load: the chosen files\/agent\.json: not valid JSON/);
+      // The policy loaded first is still there and answers.
+      expect(await page.$eval('#policy', (e) => (e as HTMLElement).dataset.state)).toBe('ready');
+      expect(await askTestQuestion(page, QUESTIONS[0])).toEqual(expected[0]);
+      expect(errors).toEqual([]);
+    } finally {
+      await browser.close();
+      rmSync(files, { recursive: true, force: true });
+    }
+  }, 120_000);
+});
