@@ -2,9 +2,10 @@
  * @agent-r1/agent/browser — the part of the package that runs in a web page: nothing here imports a Node
  * module (apps/web's bundle test checks it). A trained agent from its checkpoint's files
  * (`agentFromFiles`), the rollout engine with its token events, environments, tools and their formats,
- * rewards, the config's definition and checks, and the multi-hop task over a corpus in hand with its BM25
- * search. Reading folders, training runs with their checkpoints and logs, the task registry and the
- * command line stay in the main entry point.
+ * rewards, the config's definition and checks, the multi-hop task over a corpus in hand with its BM25
+ * search, the reveal toy, and training's steps (the warm start's and RL's, as `trainAgent` takes them).
+ * Reading folders, whole training runs with their checkpoints and logs, the task registry and the command
+ * line stay in the main entry point.
  */
 export { normalizeAnswer, exactMatch, f1Score } from './rewards/qa.js';
 export type { AgentEnv, EnvFactory, StepResult } from './mdp/env.js';
@@ -45,6 +46,21 @@ export {
   TrainConfigSchema,
 } from './trainer/config-definition.js';
 export { validateConfig, validatePartialConfig } from './trainer/config-schema.js';
+export { presets } from './trainer/config-presets.js';
+export { presetConfig } from './trainer/preset-config.js';
+export { buildCritic, buildPolicy, freezeCopy, policyConfig } from './trainer/models.js';
+export {
+  type WarmStartData,
+  type WarmStartOptimizers,
+  lengthBucketedBatches,
+  warmStartData,
+  warmStartOptimizers,
+  warmStartStep,
+} from './trainer/warm-start-steps.js';
+export { type RlRun, rlRun } from './trainer/rl-run.js';
+export { type RlContext, type StepMetrics, meanInfo, rlStep } from './trainer/rl-step.js';
+export { type SftOptions, type SftStepResult, sftStep } from './trainer/sft.js';
+export { type RevealExample, revealTask } from './tasks/reveal/index.js';
 export { ConfigError } from './options/validate.js';
 export {
   AGENT_FILE,

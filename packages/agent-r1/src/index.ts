@@ -163,6 +163,15 @@ export {
   tableExamples,
 } from './evaluation/report.js';
 export { lengthBucketedBatches, warmStart, warmStartDir } from './trainer/warm-start.js';
+export {
+  type WarmStartData,
+  type WarmStartOptimizers,
+  warmStartData,
+  warmStartOptimizers,
+  warmStartStep,
+} from './trainer/warm-start-steps.js';
+export { type RlRun, rlRun } from './trainer/rl-run.js';
+export { presetConfig } from './trainer/preset-config.js';
 export { drawWindows, pretrain, pretrainDir, tokenStream } from './trainer/pretrain.js';
 export { type TrainResult, trainAgent } from './trainer/trainer.js';
 export { type Evaluation, evaluate } from './evaluation/evaluate.js';

@@ -15,6 +15,7 @@ import {
   validateConfig,
 } from '../src/trainer/config.js';
 import { configReferenceMarkdown } from '../src/trainer/config-docs.js';
+import { presetConfig } from '../src/trainer/preset-config.js';
 import { Capture } from './support/capture.js';
 import { runCli } from '../src/cli/run.js';
 
@@ -62,6 +63,15 @@ describe('defaults and presets', () => {
     expect(() => resolveConfig({ preset: 'smok' })).toThrow(
       'config: unknown preset "smok" (did you mean "smoke"?); known: default, reveal, multihop, smoke',
     );
+  });
+
+  it('presetConfig (no files, no task registry: for a page) resolves a toy preset as resolveConfig does', () => {
+    expect(presetConfig('reveal')).toEqual(resolveConfig({ preset: 'reveal' }));
+    expect(presetConfig('reveal', { seed: 3, train: { steps: 5 } })).toEqual(
+      resolveConfig({ preset: 'reveal', overrides: ['seed=3', 'train.steps=5'] }),
+    );
+    expect(() => presetConfig('revel')).toThrow('config: unknown preset "revel" (did you mean "reveal"?)');
+    expect(() => presetConfig('reveal', { train: { steps: -1 } })).toThrow('"train.steps"');
   });
 
   it('lists every leaf key', () => {

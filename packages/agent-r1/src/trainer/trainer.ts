@@ -7,7 +7,6 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import {
-  AdamW,
   STATE_FILE,
   type TransformerLM,
   loadCheckpoint,
@@ -15,9 +14,7 @@ import {
   recoverCheckpoint,
   saveCheckpoint,
 } from '@agent-r1/nn';
-import { Generator } from '@agent-r1/tensor';
-import { RenamingEnv } from '../mdp/renaming-env.js';
-import type { AgentTask, EntityRenaming } from '../tasks/task.js';
+import type { AgentTask } from '../tasks/task.js';
 import type { TrainConfig } from './config.js';
 import {
   type Evaluation,
@@ -28,14 +25,12 @@ import {
 } from '../evaluation/evaluate.js';
 import { openMetricsLog, readMetrics } from './metrics-log.js';
 import { initPolicy } from '../checkpoints/init.js';
-import { lrMultiplier } from './lr-schedule.js';
 import { agentFiles } from '../checkpoints/agent-files.js';
-import { buildCritic, buildPolicy, freezeCopy } from './models.js';
-import { sampleExamples } from './permutation.js';
+import { buildPolicy } from './models.js';
 import { plotMetrics } from './plot.js';
 import { createProgress } from './progress.js';
-import { rlRenamings } from './rl-renaming.js';
-import { type RlContext, type StepMetrics, rlStep } from './rl-step.js';
+import { rlRun } from './rl-run.js';
+import type { StepMetrics } from './rl-step.js';
 import { kernelTraceLog } from './kernel-trace-log.js';
 import { prepareBackend } from './backend-setup.js';
 import { pretrain } from './pretrain.js';
@@ -88,47 +83,27 @@ export async function trainAgent<E>(
   const log = options.log ?? (() => {});
   log(await prepareBackend(config));
   const mainMetric = task.answerMetrics?.[0];
-  const prompts = task.rlPrompts ?? task.train;
   const tracer = kernelTraceLog(config);
   // A stage that throws leaves the kernels untraced for whoever catches the error.
   const stopTracing = (error: unknown): never => {
     tracer?.close();
     throw error;
   };
-  const promptWeights = task.exampleWeights?.('rl', prompts);
   const dir = config.checkpoint.dir;
   const policyDir = join(dir, 'policy');
   const policy = buildPolicy(config, task.vocabSize);
-  const critic = buildCritic(config, task.vocabSize);
-  const optimizer = new AdamW(policy.parameters(), {
-    lr: config.train.lr,
-    weightDecay: config.train.weightDecay,
-  });
-  const criticOptimizer = critic
-    ? new AdamW(critic.parameters(), { lr: config.train.criticLr, weightDecay: config.train.weightDecay })
-    : null;
-  const rolloutGenerator = new Generator(config.seed);
-  const dataGenerator = new Generator(config.seed + 1);
-  const renameGenerator = new Generator(config.seed + 3);
-  const generators = { rollout: rolloutGenerator, data: dataGenerator, rename: renameGenerator };
-  const drawRenamings = rlRenamings(config, task, renameGenerator);
-  let renamings = new Map<E, EntityRenaming>();
+  const run = rlRun(config, task, policy);
+  const { optimizer, critic, criticOptimizer, generators } = run;
   let state: SavedState = { step: 0, warmStarted: false };
   const usesReference = config.algorithm.klCoef > 0;
-  let reference: TransformerLM | null = null;
   // Everything an RL step changes is one checkpoint folder: the policy, its optimizer, the generators, the
   // step, and its companions (the KL reference, a separate critic with its optimizer), saved and replaced
   // together, so a run resumes to one step's state, never a mix.
   const companions = () => ({
     ...(critic && criticOptimizer ? { critic: { model: critic, optimizer: criticOptimizer } } : {}),
-    ...(reference ? { reference: { model: reference } } : {}),
+    ...(run.ctx.reference ? { reference: { model: run.ctx.reference } } : {}),
   });
-  const release = () => {
-    reference?.dispose();
-    critic?.dispose();
-    optimizer.dispose();
-    criticOptimizer?.dispose();
-  };
+  const release = () => run.dispose();
   // A checkpoint that cannot be resumed stops the run with nothing left allocated.
   const releaseAll = (error: unknown): never => {
     release();
@@ -140,7 +115,7 @@ export async function trainAgent<E>(
     const saved = await readRunState(policyDir, config);
     if (saved) {
       // The reference is the policy the RL stage started from, saved with every RL checkpoint.
-      if (usesReference && saved.warmStarted) reference = freezeCopy(policy);
+      if (usesReference && saved.warmStarted) run.startReference();
       state = await loadCheckpoint<SavedState>(policyDir, {
         model: policy,
         optimizer,
@@ -160,7 +135,7 @@ export async function trainAgent<E>(
     await warmStart(config, task, policy, log, tracer).catch(stopTracing);
     state.warmStarted = true;
   }
-  if (usesReference) reference ??= freezeCopy(policy);
+  if (usesReference && !run.ctx.reference) run.startReference();
   const describe = agentFiles(config, task, policy);
   const save = () =>
     saveCheckpoint(policyDir, {
@@ -171,25 +146,8 @@ export async function trainAgent<E>(
       files: describe,
       companions: companions(),
     });
-  const ctx: RlContext<E> = {
-    config,
-    policy,
-    optimizer,
-    reference,
-    critic,
-    criticOptimizer,
-    codec: task.codec,
-    makeEnv: drawRenamings
-      ? () => new RenamingEnv(task.makeEnv(), (example) => renamings.get(example) ?? null)
-      : () => task.makeEnv(),
-    stopTokens: task.stopTokens,
-    stopStrings: task.stopStrings,
-    answerMetrics: task.answerMetrics ?? [],
-    generator: rolloutGenerator,
-  };
   // Rows after the resumed step go; a run resumed at step 0 evaluates step 0 again, so its row goes too.
   const metricsLog = openMetricsLog(config.log.dir, { fromStep: state.step === 0 ? 0 : state.step + 1 });
-  const lrScale = lrMultiplier(config.train);
   const validation = task.validation.slice(0, config.eval.examples);
   const result: TrainResult = { steps: 0, metrics: [], evaluations: [], policy };
   const runEval = async (step: number) => {
@@ -206,25 +164,7 @@ export async function trainAgent<E>(
   const progress = createProgress({ label: `rl (${config.algorithm.name})`, mode: config.log.progress });
   progress.start(config.train.steps, {}, state.step);
   for (let step = state.step + 1; step <= config.train.steps; step++) {
-    const examples = sampleExamples(prompts, config.train.promptsPerStep, dataGenerator, promptWeights);
-    const lr = config.train.lr * lrScale(step - 1);
-    if (drawRenamings) renamings = await drawRenamings(examples);
-    // Further prompts for dynamic sampling, renamed like the first ones.
-    const drawMore = async () => {
-      const more = sampleExamples(prompts, config.train.promptsPerStep, dataGenerator, promptWeights);
-      if (drawRenamings) {
-        const drawn = await drawRenamings(more);
-        for (const example of more) {
-          const renaming = drawn.get(example);
-          if (renaming) renamings.set(example, renaming);
-          else renamings.delete(example);
-        }
-      }
-      return more;
-    };
-    tracer?.begin('rl', step);
-    const { metrics } = await rlStep(ctx, examples, lr, drawMore).catch(stopTracing);
-    tracer?.end('rl', step);
+    const metrics = await run.step(step, tracer).catch(stopTracing);
     const record: StepMetrics = { ...metrics };
     if (config.eval.every > 0 && step % config.eval.every === 0 && validation.length > 0) {
       const e = await runEval(step);
