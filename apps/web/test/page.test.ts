@@ -11,7 +11,8 @@
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type LoadedAgent, type QaExample, loadAgent } from '@agent-r1/agent';
+import { loadAgent } from '@agent-r1/agent';
+import type { LoadedAgent, QaExample } from '@agent-r1/agent/browser';
 import { TransformerLM, serializeSafetensors, stateDict } from '@agent-r1/nn';
 import puppeteer, { type Browser, type Page } from 'puppeteer-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
