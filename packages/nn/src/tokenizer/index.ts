@@ -10,7 +10,10 @@ export {
 export { type TokenizerJSON, parseTokenizerJSON } from './serialize.js';
 export { type EncodeOptions, Tokenizer, type TokenizerOptions, TokenStreamDecoder } from './tokenizer.js';
 export { countPieces, learnMerges, type TrainBpeOptions, trainBpe } from './train.js';
+export { Template as ChatTemplate, TemplateError } from './jinja.js';
 export {
+  type ChatMessage,
+  type ChatTemplateOptions,
   HF_TOKENIZER_CONFIG_FILE,
   HF_TOKENIZER_FILE,
   type HfDecodeOptions,
