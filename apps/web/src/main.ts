@@ -5,6 +5,7 @@
 import { AskPanel } from './ask-panel.js';
 import { type PageBackend, setUpBackend } from './backend.js';
 import { fetchSearchData } from './checkpoint.js';
+import { TrainPanel } from './train-panel.js';
 
 const $ = (id: string) => document.getElementById(id)!;
 
@@ -34,6 +35,8 @@ async function main(): Promise<void> {
   }
   backendLine.textContent = `Computing on ${backend.line}.`;
   backendLine.dataset.state = backend.kind;
+  new TrainPanel(backend);
+  (document.getElementById('train-start') as HTMLButtonElement).disabled = false;
   try {
     const ask = new AskPanel(backend, await fetchSearchData());
     await ask.start();

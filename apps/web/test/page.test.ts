@@ -4,14 +4,16 @@
  * the Ask panel's greedy episodes for test questions (each action, each search and the documents it
  * returned, the answer and its verdict) equal the Node agent's for the same checkpoint (loadAgent, then
  * run); bad input (an empty or a 10,000-character question, a corrupt checkpoint, another model's weights,
- * a missing file) gets a message on the page, and the page still answers afterwards. A screenshot of the
- * panel is written to apps/web/screenshots/ (the README shows it). Skips with one line where no Chromium
+ * a missing file) gets a message on the page, and the page still answers afterwards. The Train panel's
+ * reveal run (WebAssembly kernels) draws the curve of `trainAgent`'s run in Node to the bit, its reward
+ * rises, and Stop stops it. A screenshot of each panel is written to apps/web/screenshots/ (the README
+ * shows them). Skips with one line where no Chromium
  * is installed; under REQUIRE_BROWSER=1 (CI) a missing Chromium fails instead.
  */
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loadAgent } from '@agent-r1/agent';
+import { createTask, loadAgent, resolveConfig, trainAgent } from '@agent-r1/agent';
 import type { LoadedAgent, QaExample } from '@agent-r1/agent/browser';
 import { TransformerLM, serializeSafetensors, stateDict } from '@agent-r1/nn';
 import puppeteer, { type Browser, type Page } from 'puppeteer-core';
@@ -153,6 +155,72 @@ describe.skipIf(chromium.skip)('the page in headless Chromium', () => {
         await browser.close();
       }
     }, 120_000);
+
+  test("Train in the tab (WebGPU unavailable): the reveal run's curve is trainAgent's in Node, its reward rises, and Stop stops it", async () => {
+    const logs = mkdtempSync(join(tmpdir(), 'agent-r1-web-train-'));
+    const config = resolveConfig({
+      preset: 'reveal',
+      overrides: [`checkpoint.dir=${join(logs, 'checkpoints')}`, `log.dir=${logs}`, 'log.progress=none'],
+    });
+    const node = await trainAgent(config, await createTask(config));
+    node.policy.dispose();
+    rmSync(logs, { recursive: true, force: true });
+    const browser = await puppeteer.launch({
+      executablePath: chromium.executable(),
+      headless: true,
+      args: ['--no-sandbox', '--disable-dev-shm-usage', '--disable-gpu'],
+    });
+    try {
+      const { page, errors } = await openPage(browser, site.url);
+      await page.click('button[data-panel="train"]');
+      const finished = () =>
+        page.waitForFunction(
+          () =>
+            ['done', 'stopped', 'error'].includes(
+              document.getElementById('train-status')?.dataset.state ?? '',
+            ),
+          { timeout: 60_000 },
+        );
+      const series = (selector: string) =>
+        page.$eval(selector, (e) =>
+          (e.getAttribute('data-values') ?? '').split(',').filter(Boolean).map(Number),
+        );
+      await page.click('#train-start');
+      await finished();
+      const status = await page.$eval('#train-status', (e) => e.textContent ?? '');
+      console.log(status);
+      expect(await page.$eval('#train-status', (e) => (e as HTMLElement).dataset.state)).toBe('done');
+      const rewards = await series('#rl-curve polyline.reward');
+      expect(rewards).toEqual(node.metrics.map((m) => m.reward));
+      expect(await series('#rl-curve polyline.tools')).toEqual(node.metrics.map((m) => m.toolCalls));
+      expect(await series('#rl-curve g.val-em')).toEqual(node.evaluations.map((e) => e.evaluation.scores.em));
+      const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+      expect(mean(rewards.slice(-10)) - mean(rewards.slice(0, 10))).toBeGreaterThan(0.3);
+      await page.screenshot({ path: join(SCREENSHOTS, 'train-wasm.png') });
+
+      // Stop: a long run stopped during GRPO ends after the step in progress.
+      await page.$eval('#train-steps', (e) => {
+        (e as HTMLInputElement).value = '500';
+      });
+      await page.click('#train-start');
+      await page.waitForFunction(() => document.getElementById('train-status')?.dataset.state === 'rl', {
+        timeout: 60_000,
+      });
+      await page.click('#train-stop');
+      await finished();
+      expect(await page.$eval('#train-status', (e) => (e as HTMLElement).dataset.state)).toBe('stopped');
+      const taken = (await series('#rl-curve polyline.reward')).length;
+      expect(taken).toBeGreaterThan(0);
+      expect(taken).toBeLessThan(500);
+      expect(await page.$eval('#train-status', (e) => e.textContent)).toMatch(
+        new RegExp(`^Stopped after GRPO step ${taken} `),
+      );
+      expect(await page.$eval('#train-start', (e) => (e as HTMLButtonElement).disabled)).toBe(false);
+      expect(errors).toEqual([]);
+    } finally {
+      await browser.close();
+    }
+  }, 120_000);
 
   test('bad input gets a message on the page, and the page still answers', async () => {
     const browser = await puppeteer.launch({
