@@ -28,11 +28,14 @@ import { tensor, tidy, memory } from '@agent-r1/tensor';
 import { gradcheck } from '@agent-r1/tensor/testing';
 import { Linear } from '@agent-r1/nn';
 import { exactMatch } from '@agent-r1/agent';
+import { SearchIndex, agentFromFiles } from '@agent-r1/agent/browser';
 const x = tensor([[1, 2], [3, 4]], { dtype: 'float64' });
 const g = gradcheck((a) => a.matmul(a).tanh(), [x]);
 // x and the layer's weight and bias stay alive; everything else was freed.
 const y = tidy(() => new Linear(2, 3).forward(tensor([[1, 2]])).shape);
-console.log(JSON.stringify({ ok: g.ok, shape: y, em: exactMatch('The Nile', ['nile']), tensors: memory().tensors }));
+const hits = SearchIndex.build([{ id: 'a', contents: 'the Nile' }]).search('nile', 1).length;
+const browser = { agentFromFiles: typeof agentFromFiles, hits };
+console.log(JSON.stringify({ ok: g.ok, shape: y, em: exactMatch('The Nile', ['nile']), tensors: memory().tensors, browser }));
 `;
 
 /**
@@ -104,12 +107,20 @@ describe('packed packages', () => {
   it('install from tarballs and import in plain Node, with type declarations', () => {
     writeFileSync(join(scratch, 'check.mjs'), CHECK);
     const result = JSON.parse(run('node', ['check.mjs'], scratch));
-    expect(result).toEqual({ ok: true, shape: [1, 3], em: 1, tensors: 3 });
+    // The browser entry point (@agent-r1/agent/browser) is shipped and loads too.
+    expect(result).toEqual({
+      ok: true,
+      shape: [1, 3],
+      em: 1,
+      tensors: 3,
+      browser: { agentFromFiles: 'function', hits: 1 },
+    });
     for (const file of [
       '@agent-r1/tensor/dist/index.d.ts',
       '@agent-r1/tensor/dist/testing/index.d.ts',
       '@agent-r1/nn/dist/index.d.ts',
       '@agent-r1/agent/dist/index.d.ts',
+      '@agent-r1/agent/dist/browser.d.ts',
     ]) {
       expect(existsSync(join(scratch, 'node_modules', file)), file).toBe(true);
     }
