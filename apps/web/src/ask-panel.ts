@@ -208,17 +208,19 @@ export class AskPanel {
     const info = answer.trajectory.info;
     const p = element('p', 'final');
     const given = typeof info.answer === 'string' ? info.answer : null;
-    p.append(
-      'Answer: ',
-      element('span', 'final-answer', given ?? '(none: the episode ended without an answer)'),
-      ' ',
-    );
+    const shown = element('span', 'final-answer', given ?? '(none: the episode ended without an answer)');
+    shown.dataset.answered = String(given !== null);
+    p.append('Answer: ', shown, ' ');
     if (example.answers.length > 0) {
       const right = info.em === 1;
       const verdict = element('span', 'verdict', right ? '✓ right' : `✗ wrong (gold: ${example.answers[0]})`);
       verdict.dataset.verdict = right ? 'right' : 'wrong';
       p.append(verdict);
-    } else p.append(element('span', 'verdict', '(no gold answer to check against)'));
+    } else {
+      const none = element('span', 'verdict', '(no gold answer to check against)');
+      none.dataset.verdict = 'none';
+      p.append(none);
+    }
     episode.append(p);
   }
 }

@@ -23,10 +23,12 @@ import { SHIPPED_POLICY, WEB_ROOT, type Site, buildPage, serveSite, writeSiteDat
 
 const chromium = chromiumForTests('web page');
 /**
- * Test questions (indices into the test split): 2-hop, 1-hop and 3-hop ones the shipped policy answers
- * right, and a comparison it gets wrong, so that both verdicts are shown.
+ * Test questions (indices into the test split): 2-hop and 1-hop ones the shipped policy answers right, a
+ * comparison it gets wrong (both verdicts are shown), and a 3-hop chain it answers right (the screenshot).
  */
-const QUESTIONS = [0, 1, 5, 22];
+const QUESTIONS = [0, 1, 22, 5];
+/** A question typed by the user (no gold answer): the page asks it as `agent.ask` does. */
+const TYPED = 'What currency is used in the country whose capital is Lima?';
 const SCREENSHOTS = join(WEB_ROOT, 'screenshots');
 
 /** An episode as the page shows it, or as the Node agent ran it. */
@@ -34,7 +36,8 @@ interface Episode {
   actions: string[];
   searches: { query: string; titles: string[] }[];
   answer: string | null;
-  verdict: 'right' | 'wrong';
+  /** Against the gold answer; 'none' for a typed question, which has none. */
+  verdict: 'right' | 'wrong' | 'none';
 }
 
 const titlesOf = (content: string) =>
@@ -43,15 +46,17 @@ const titlesOf = (content: string) =>
     .filter((l) => l.trim() !== '')
     .map((l) => /^Doc \d+ \((.+?)\): /.exec(l)?.[1] ?? '');
 
-function nodeEpisode(agent: LoadedAgent<QaExample>, example: QaExample): Promise<Episode> {
-  return agent.run(example).then(({ turns, trajectory }) => ({
+/** A test question (run) or a typed one (ask) in Node. */
+function nodeEpisode(agent: LoadedAgent<QaExample>, question: QaExample | string): Promise<Episode> {
+  const answer = typeof question === 'string' ? agent.ask(question) : agent.run(question);
+  return answer.then(({ turns, trajectory }) => ({
     actions: turns.map((t) => t.action),
     searches: trajectory.toolCalls.map((c) => ({
       query: (c.args as { query: string }).query,
       titles: titlesOf(c.content),
     })),
     answer: typeof trajectory.info.answer === 'string' ? trajectory.info.answer : null,
-    verdict: trajectory.info.em === 1 ? 'right' : 'wrong',
+    verdict: typeof question === 'string' ? 'none' : trajectory.info.em === 1 ? 'right' : 'wrong',
   }));
 }
 
@@ -85,25 +90,46 @@ async function submit(page: Page): Promise<string | null> {
   return page.$eval('#ask-message', (e) => ((e as HTMLElement).hidden ? null : e.textContent));
 }
 
-async function askTestQuestion(page: Page, index: number): Promise<Episode> {
-  await page.select('#test-question', String(index));
-  const message = await submit(page);
-  expect(message).toBe(null);
+/** The episode the page shows. */
+function shownEpisode(page: Page): Promise<Episode> {
   return page.$eval('#episode', (root) => ({
     actions: [...root.querySelectorAll('.turn .action')].map((e) => e.textContent ?? ''),
     searches: [...root.querySelectorAll('.search-call')].map((call) => ({
       query: call.querySelector('.query')?.textContent ?? '',
       titles: [...call.querySelectorAll('li')].map((li) => li.querySelector('.doc-title')?.textContent ?? ''),
     })),
-    answer: root.querySelector('.final-answer')?.textContent ?? null,
-    verdict: (root.querySelector('.verdict') as HTMLElement | null)?.dataset.verdict as 'right' | 'wrong',
+    answer:
+      (root.querySelector('.final-answer') as HTMLElement | null)?.dataset.answered === 'true'
+        ? root.querySelector('.final-answer')!.textContent
+        : null,
+    verdict: (root.querySelector('.verdict') as HTMLElement).dataset.verdict as Episode['verdict'],
   }));
+}
+
+async function askTestQuestion(page: Page, index: number): Promise<Episode> {
+  await page.select('#test-question', String(index));
+  expect(await submit(page)).toBe(null);
+  return shownEpisode(page);
+}
+
+async function askTyped(page: Page, question: string): Promise<Episode> {
+  await page.select('#test-question', '');
+  await page.$eval(
+    '#question',
+    (e, value) => {
+      (e as HTMLTextAreaElement).value = value;
+    },
+    question,
+  );
+  expect(await submit(page)).toBe(null);
+  return shownEpisode(page);
 }
 
 describe.skipIf(chromium.skip)('the page in headless Chromium', () => {
   const out = mkdtempSync(join(tmpdir(), 'agent-r1-web-page-'));
   let site: Site;
   let expected: Episode[];
+  let expectedTyped: Episode;
   let questions: QaExample[];
 
   beforeAll(async () => {
@@ -114,6 +140,7 @@ describe.skipIf(chromium.skip)('the page in headless Chromium', () => {
     questions = JSON.parse(readFileSync(join(out, 'data', 'questions.json'), 'utf8'));
     expected = [];
     for (const i of QUESTIONS) expected.push(await nodeEpisode(agent, questions[i]));
+    expectedTyped = await nodeEpisode(agent, TYPED);
     agent.dispose();
     mkdirSync(SCREENSHOTS, { recursive: true });
   }, 120_000);
@@ -139,6 +166,7 @@ describe.skipIf(chromium.skip)('the page in headless Chromium', () => {
         expect(await page.$eval('#policy', (e) => (e as HTMLElement).dataset.state)).toBe('ready');
         expect(await page.$eval('#backend', (e) => (e as HTMLElement).dataset.state)).toBe(backend.kind);
         console.log(await page.$eval('#backend', (e) => e.textContent));
+        expect(await askTyped(page, TYPED), `typed: ${TYPED}`).toEqual(expectedTyped);
         for (const [k, i] of QUESTIONS.entries()) {
           const got = await askTestQuestion(page, i);
           expect(got, `test question ${i}: ${questions[i].question}`).toEqual(expected[k]);
