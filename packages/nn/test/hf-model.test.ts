@@ -135,6 +135,22 @@ describe('Hugging Face checkpoints against the PyTorch reference', () => {
     model.dispose();
   });
 
+  it('float32 weights load into bfloat16 or float16 parameters as their rounding', async () => {
+    const full = await loadHfModel(modelDir('qwen3'));
+    for (const dtype of ['bfloat16', 'float16'] as const) {
+      const { model } = await loadHfModel(modelDir('qwen3'), { dtype });
+      const params = new Map(model.namedParameters());
+      for (const [n, p] of full.model.namedParameters()) {
+        const rounded = p.cast(dtype);
+        expect(params.get(n)!.dtype).toBe(dtype);
+        expect([...params.get(n)!.rawDataSync()], n).toEqual([...rounded.rawDataSync()]);
+        rounded.dispose();
+      }
+      model.dispose();
+    }
+    full.model.dispose();
+  });
+
   it('reads eos and bos ids from generation_config.json, and maxLength can be shortened', async () => {
     const loaded = await loadHfModel(modelDir('llama'), { maxLength: 64 });
     const config = JSON.parse(readFileSync(join(modelDir('llama'), 'config.json'), 'utf8'));
