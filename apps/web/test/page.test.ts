@@ -6,8 +6,8 @@
  * run); bad input (an empty or a 10,000-character question, a corrupt checkpoint, another model's weights,
  * a missing file) gets a message on the page, and the page still answers afterwards. The Train panel's
  * reveal run (WebAssembly kernels) draws the curve of `trainAgent`'s run in Node to the bit, its reward
- * rises, and Stop stops it. A screenshot of each panel is written to apps/web/screenshots/ (the README
- * shows them). Skips with one line where no Chromium
+ * rises, and Stop stops it. A screenshot of each panel is written (to apps/web/screenshots/, which the
+ * README shows, with UPDATE_SCREENSHOTS=1). Skips with one line where no Chromium
  * is installed; under REQUIRE_BROWSER=1 (CI) a missing Chromium fails instead.
  */
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -29,7 +29,14 @@ const chromium = chromiumForTests('web page');
 const QUESTIONS = [0, 1, 22, 5];
 /** A question typed by the user (no gold answer): the page asks it as `agent.ask` does. */
 const TYPED = 'What currency is used in the country whose capital is Lima?';
-const SCREENSHOTS = join(WEB_ROOT, 'screenshots');
+/**
+ * Where the panels' screenshots go: apps/web/screenshots/ (the README's) with UPDATE_SCREENSHOTS=1, else a
+ * temporary folder, so that a test run leaves the work tree as it was (the pixels differ from run to run).
+ */
+const SCREENSHOTS =
+  process.env.UPDATE_SCREENSHOTS === '1'
+    ? join(WEB_ROOT, 'screenshots')
+    : mkdtempSync(join(tmpdir(), 'agent-r1-web-screenshots-'));
 
 /** An episode as the page shows it, or as the Node agent ran it. */
 interface Episode {
