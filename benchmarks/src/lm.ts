@@ -1,35 +1,65 @@
 /**
  * Language-model benchmark: `npx tsx --conditions=@agent-r1/source benchmarks/src/lm.ts
- * [--train-steps 5] [--gen-reps 3] [--out file.json]`.
+ * [--train-steps 5] [--gen-reps 3] [--kernels wasm|ts] [--threads 1] [--torch auto|off] [--rounds 2]
+ * [--out file.json]`.
  *
  * The default agent policy (dModel 64, 2 layers, 4 heads, 2 kv heads, SwiGLU, RMSNorm, tied embeddings,
- * vocab 4096, maxLength 512) on the CPU backend:
+ * vocab 4096, maxLength 512) on the CPU backend, with the WebAssembly kernels on `--threads` threads (default
+ * 1) or the TypeScript ones (`--kernels ts`):
  *  - training: forward + cross-entropy + backward + AdamW step on batches of 8×128 random tokens; the median
  *    step of `--train-steps` after 2 warm-up steps, as tokens/s (1024 tokens per step);
  *  - generation: `generate` with the KV cache (batch 1 and batch 8, a 32-token prompt, 64 new tokens,
  *    temperature 1); and, for comparison, batch 1 without a cache, one full forward over the whole sequence
  *    per new token, with the same sampling. Median of `--gen-reps` runs after one warm-up run; tokens/s counts
  *    new tokens over the whole call (prefill included).
+ * PyTorch as an anchor: when `/usr/bin/python3` has torch (Debian: `apt-get install -y python3-torch`), the
+ * same model and work in plain torch (./anchors/torch_lm.py, one thread) run too, `--rounds` times alternated
+ * with ours (ours, torch, ours, torch, ...), and each round's ratios are printed; `--torch off` skips it.
  * Prints a table and writes JSON (default: benchmarks/results/lm.json).
  */
+import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { AdamW, TransformerLM, type TransformerConfig, generate, sampleToken } from '@agent-r1/nn';
-import { Generator, crossEntropy, memory, noGrad, randint, rand, tensor, tidy } from '@agent-r1/tensor';
+import {
+  Generator,
+  crossEntropy,
+  enableWasmKernels,
+  memory,
+  noGrad,
+  rand,
+  randint,
+  tensor,
+  tidy,
+  waitForWasmWorkers,
+} from '@agent-r1/tensor';
 
 const { values } = parseArgs({
   options: {
     'train-steps': { type: 'string', default: '5' },
     'gen-reps': { type: 'string', default: '3' },
+    kernels: { type: 'string', default: 'wasm' },
+    threads: { type: 'string', default: '1' },
+    torch: { type: 'string', default: 'auto' },
+    rounds: { type: 'string', default: '2' },
     out: { type: 'string' },
   },
   strict: true,
 });
 const trainSteps = Number(values['train-steps']);
 const genReps = Number(values['gen-reps']);
+const rounds = Number(values.rounds);
+const kernels =
+  values.kernels === 'ts' ? 'TypeScript kernels' : `WebAssembly kernels, ${values.threads} thread(s)`;
+if (values.kernels !== 'ts') {
+  if (!enableWasmKernels({ threads: Number(values.threads) })) throw new Error('no WebAssembly SIMD here');
+  waitForWasmWorkers();
+}
+const TORCH_PYTHON = '/usr/bin/python3';
+const TORCH_SCRIPT = fileURLToPath(new URL('./anchors/torch_lm.py', import.meta.url));
 const outFile = values.out
   ? resolve(process.cwd(), values.out)
   : fileURLToPath(new URL('../results/lm.json', import.meta.url));
@@ -189,10 +219,39 @@ console.log(
   `Model: dModel ${CONFIG.dModel}, ${CONFIG.layers} layers, ${CONFIG.heads} heads (${CONFIG.kvHeads} kv), SwiGLU, vocab ${CONFIG.vocabSize}, maxLength ${CONFIG.maxLength}; ${parameters} parameters; CPU backend\n`,
 );
 
+interface TorchResult {
+  torch: string;
+  threads: number;
+  trainMs: number;
+  gen: Record<'1' | '8', number>;
+}
+
+function torchAvailable(): boolean {
+  if (values.torch === 'off') return false;
+  try {
+    execFileSync(TORCH_PYTHON, ['-c', 'import torch'], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function runTorch(): TorchResult {
+  const args = [TORCH_SCRIPT, '--train-steps', String(trainSteps), '--gen-reps', String(genReps)];
+  return JSON.parse(execFileSync(TORCH_PYTHON, args, { encoding: 'utf8' }).trim().split('\n').at(-1)!);
+}
+
 const started = performance.now();
-const results: Result[] = [benchTraining()];
 probe.eval();
-results.push(benchCached(probe, 1), benchCached(probe, 8), benchUncached(probe));
+const withTorch = torchAvailable();
+console.log(`Ours: ${kernels}. PyTorch anchor: ${withTorch ? `${TORCH_PYTHON}, one thread` : 'off'}.\n`);
+/** Each round: ours (training, batch 1, batch 8), then PyTorch's, so that the two sides alternate. */
+const perRound: { ours: Result[]; torch: TorchResult | null }[] = [];
+for (let round = 0; round < Math.max(1, rounds); round++) {
+  const ours = [benchTraining(), benchCached(probe, 1), benchCached(probe, 8)];
+  perRound.push({ ours, torch: withTorch ? runTorch() : null });
+}
+const results: Result[] = [...perRound[0].ours, benchUncached(probe)];
 probe.dispose();
 
 const header = ['benchmark', 'shape', 'median ms', 'min ms', 'reps', 'tokens', 'tokens/s'];
@@ -213,11 +272,29 @@ const cached = results.find((r) => r.name === 'generate, KV cache' && r.shape.st
 const uncached = results.find((r) => r.name === 'generate, no cache');
 const gain = cached && uncached ? cached.tokensPerSecond / uncached.tokensPerSecond : null;
 if (gain !== null) console.log(`\nKV cache speed-up at batch 1: ${gain.toFixed(1)}x`);
+if (withTorch) {
+  const rows = perRound.map(({ ours, torch }, round) => {
+    const t = torch as TorchResult;
+    const b1 = (NEW_TOKENS * 1e3) / t.gen['1'];
+    const b8 = (8 * NEW_TOKENS * 1e3) / t.gen['8'];
+    return [
+      `round ${round + 1}`,
+      `${ours[0].medianMs.toFixed(0)} / ${t.trainMs.toFixed(0)} ms = ${(t.trainMs / ours[0].medianMs).toFixed(2)}x`,
+      `${ours[1].tokensPerSecond.toFixed(0)} / ${b1.toFixed(0)} = ${(ours[1].tokensPerSecond / b1).toFixed(2)}x`,
+      `${ours[2].tokensPerSecond.toFixed(0)} / ${b8.toFixed(0)} = ${(ours[2].tokensPerSecond / b8).toFixed(2)}x`,
+    ];
+  });
+  console.log(
+    `\nOurs / PyTorch ${perRound[0].torch?.torch} (training step: PyTorch's time / ours; generation: tokens/s)`,
+  );
+  for (const r of [['', 'train step 8x128', 'generate B1 tok/s', 'generate B8 tok/s'], ...rows])
+    console.log(r.map((c, i) => (i === 0 ? c.padEnd(8) : c.padStart(30))).join(''));
+}
 console.log(`Total ${((performance.now() - started) / 1e3).toFixed(1)} s.`);
 
 mkdirSync(dirname(outFile), { recursive: true });
 writeFileSync(
   outFile,
-  `${JSON.stringify({ machine, model: { ...CONFIG, parameters }, results, cacheSpeedup: gain }, null, 2)}\n`,
+  `${JSON.stringify({ machine, model: { ...CONFIG, parameters }, kernels, results, cacheSpeedup: gain, rounds: perRound }, null, 2)}\n`,
 );
 console.log(`Results written to ${outFile}`);
