@@ -1,7 +1,8 @@
 /**
  * The kernels' WebAssembly module, generated here as bytecode (see ./builder.ts and ./emit/). It imports one
  * memory (`env.memory`, shared when the module is built for threads) and `env.log` (Math.log, called once
- * per row), and exports the kernels of ./emit/: gemm (micro-kernels and the block loop nest), softmax and
+ * per row), and exports the kernels of ./emit/: gemm (micro-kernels and the block loop nest, and
+ * the packing of B), softmax and
  * its backward, logprobs backward, layer/RMS norm forward and backward, elementwise ops, AdamW, attention,
  * and `zero` / `copy` (memory.fill / memory.copy, for the fill and copy kernels on tensors in the memory).
  * Every export takes byte addresses into the memory and returns nothing.
@@ -11,6 +12,7 @@ import { addAttention, addAttentionBackward } from './emit/attention.js';
 import { addElementwise } from './emit/elementwise.js';
 import { addGemm } from './emit/gemm.js';
 import { addNorms } from './emit/norms.js';
+import { addPack } from './emit/pack.js';
 import { addSoftmax } from './emit/softmax.js';
 
 export { gemmName } from './emit/gemm.js';
@@ -24,6 +26,7 @@ export function buildKernelModule(shared = false): Uint8Array {
   const logFn = m.importFunc('env', 'log', [F64], [F64]);
   m.importMemory('env', 'memory', 1, shared ? MAX_PAGES : undefined);
   addGemm(m);
+  addPack(m);
   addSoftmax(m, logFn);
   addNorms(m);
   addElementwise(m);

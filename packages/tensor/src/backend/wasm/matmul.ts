@@ -68,7 +68,12 @@ export function matmul(a: View, b: View, out: View): void {
   const [ars, acs] = [a.strides[rank - 2], a.strides[rank - 1]];
   const [brs, bcs] = [b.strides[rank - 2], b.strides[rank - 1]];
   for (const [off, at] of aAt) packA(A, off, M, K, ars, acs, mem, (base + at) / 4);
-  for (const [off, at] of bAt) packB(B, off, K, N, brs, bcs, mem, (base + at) / 4);
+  // B in the wasm memory (weights, when tensors are resident) is packed by the module: the JavaScript loop
+  // over a shared Float32Array is several times slower, and a decode step packs every weight matrix.
+  const bAddress = rt.addressOf(B);
+  for (const [off, at] of bAt)
+    if (bAddress !== undefined) rt.fn.pack_b(bAddress + 4 * off, K, N, 4 * brs, 4 * bcs, base + at);
+    else packB(B, off, K, N, brs, bcs, mem, (base + at) / 4);
   // Calls over (batch, block of rows): enough blocks for every thread, each a multiple of 4 rows.
   const batches = aBatch.length;
   const lanes = rt.lanes(2 * M * N * K * batches);
