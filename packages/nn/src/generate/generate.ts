@@ -179,11 +179,14 @@ function extendPass(
       const [B, T, V] = logits.shape;
       const adding = lengths.flatMap((n, b) => (n > 0 ? [b] : []));
       if (adding.length === 0) return null;
+      const rowNames = adding.map((b) => names[b]);
+      // A decode step (one token for every row): the logits are already one row per caller row, in order.
+      if (T === 1 && adding.length === B) return { logits: logits.reshape([B, V]), rows: rowNames };
       const last = tensor(
         Int32Array.from(adding, (b) => b * T + lengths[b] - 1),
         { shape: [adding.length], device: logits.device },
       );
-      return { logits: logits.reshape([B * T, V]).indexSelect(0, last), rows: adding.map((b) => names[b]) };
+      return { logits: logits.reshape([B * T, V]).indexSelect(0, last), rows: rowNames };
     }),
   );
 }

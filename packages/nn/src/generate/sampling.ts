@@ -66,16 +66,30 @@ export function sampleToken(logits: ArrayLike<number>, u: number, options: Sampl
   throw new Error('sampleToken: empty vocabulary');
 }
 
-/** Inverse-CDF sampling over the whole vocabulary in token order: no sort when nothing is truncated. */
+/** Scratch for the exponentials of one row (grown as needed; sampling is synchronous, so one is enough). */
+let exps = new Float64Array(0);
+
+/**
+ * Inverse-CDF sampling over the whole vocabulary in token order: no sort when nothing is truncated. Each
+ * exponential is computed once and kept for the walk, which subtracts the same numbers in the same order as
+ * computing them again would (same bits, half the exps).
+ */
 function sampleFull(logits: ArrayLike<number>, scale: number, u: number): Sampled {
+  const n = logits.length;
   let max = Number.NEGATIVE_INFINITY;
-  for (let i = 0; i < logits.length; i++) max = Math.max(max, logits[i] * scale);
+  for (let i = 0; i < n; i++) max = Math.max(max, logits[i] * scale);
+  if (exps.length < n) exps = new Float64Array(n);
+  const e = exps;
   let total = 0;
-  for (let i = 0; i < logits.length; i++) total += Math.exp(logits[i] * scale - max);
+  for (let i = 0; i < n; i++) {
+    const x = Math.exp(logits[i] * scale - max);
+    e[i] = x;
+    total += x;
+  }
   let target = u * total;
-  let token = logits.length - 1;
-  for (let i = 0; i < logits.length; i++) {
-    target -= Math.exp(logits[i] * scale - max);
+  let token = n - 1;
+  for (let i = 0; i < n; i++) {
+    target -= e[i];
     if (target < 0) {
       token = i;
       break;
