@@ -121,7 +121,7 @@ export function attention(args: AttentionArgs): void {
         ]);
       }
     }
-  rt.parallel('attention', calls);
+  rt.parallel('attention', calls, lanes);
   const view = rt.view();
   for (const i of [3, 4]) {
     const { view: o, n, address } = operands[i];
@@ -148,7 +148,7 @@ export function attentionBackward(args: AttentionBackwardArgs): void {
   const qn = B * H * T * D;
   const kn = B * Hkv * S * D;
   const rt = getWasmRuntime();
-  rt.lanes(8 * B * H * T * S * D);
+  const lanes = rt.lanes(8 * B * H * T * S * D);
   const qs = align16(4 * qn);
   const ks = align16(4 * kn);
   const { base, mem } = rt.scratch(4 * qs + 4 * ks + align16(4 * B * H * T) + (limits ? 4 * B * H * T : 0));
@@ -186,7 +186,7 @@ export function attentionBackward(args: AttentionBackwardArgs): void {
         scale,
       ]);
     }
-  rt.parallel('attentionBackward', calls);
+  rt.parallel('attentionBackward', calls, lanes);
   const view = rt.view();
   f32(dq).set(view.subarray((qAt + 3 * qs) / 4, (qAt + 3 * qs) / 4 + qn), dq.offset);
   f32(dk).set(view.subarray((kAt + 2 * ks) / 4, (kAt + 2 * ks) / 4 + kn), dk.offset);

@@ -90,7 +90,7 @@ export function matmul(a: View, b: View, out: View): void {
       calls.push([id, ap + 4 * i0 * K, bp, cp + 4 * i0 * N4, rows, N, K, 4 * N4]);
     }
   }
-  rt.parallel('matmul', calls);
+  rt.parallel('matmul', calls, lanes);
   if (cInPlace) return;
   const view = rt.view();
   for (let batch = 0; batch < batches; batch++) {

@@ -34,6 +34,13 @@ export class WorkerPool {
   private seq = 0;
   /** Jobs that ran on at least one worker besides the main thread. */
   sharedJobs = 0;
+  /**
+   * Milliseconds the main thread spent blocked on workers after finishing its own share, summed over jobs:
+   * near zero on a quiet machine; on a busy one, the time a woken worker waits for a core (a diagnostic).
+   */
+  waitMs = 0;
+  /** Workers' shares the main thread took back and ran itself because the worker had not started them. */
+  takenBack = 0;
 
   /**
    * @param size number of worker threads (the main thread is one more lane)
@@ -143,10 +150,25 @@ export class WorkerPool {
       own = error;
     }
     const failures: string[] = [];
-    for (const w of used) {
+    for (const [k, w] of used.entries()) {
+      // A share its worker has not started yet (not woken, or waiting for a core on a busy machine) is
+      // taken back and run here: blocking on a thread that is not running cost a scheduler slice per job.
+      const claim = this.slot(w) + CONTROL.claim;
+      const claimed = Atomics.load(this.ctl, claim);
+      if (claimed !== seq && Atomics.compareExchange(this.ctl, claim, claimed, seq) === claimed) {
+        this.takenBack++;
+        try {
+          for (let c = bound(k + 1); c < bound(k + 2); c++) this.run(calls[c]);
+        } catch (error) {
+          own ??= error;
+        }
+        continue;
+      }
       const i = this.slot(w) + CONTROL.done;
+      const waitStart = performance.now();
       for (let done = Atomics.load(this.ctl, i); done !== seq; done = Atomics.load(this.ctl, i))
         blockOn(this.ctl, i, done, Number.POSITIVE_INFINITY);
+      this.waitMs += performance.now() - waitStart;
       if (this.ctl[this.slot(w) + CONTROL.status] !== 0) failures.push(`worker ${w}: ${this.message(w)}`);
     }
     if (own !== undefined) failures.unshift(`main thread: ${own instanceof Error ? own.message : own}`);

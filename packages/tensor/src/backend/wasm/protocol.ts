@@ -20,6 +20,11 @@ export const CONTROL = {
   start: 3,
   end: 4,
   assigned: 5,
+  /**
+   * The last job whose share in this slot a thread has taken (compare-exchange): the worker when it wakes
+   * in time, or the main thread, which runs the share itself when the worker has not started it.
+   */
+  claim: 6,
   /** Byte offset and size of each worker's error message (UTF-8). */
   msgOffset: 1024,
   msgBytes: 256,

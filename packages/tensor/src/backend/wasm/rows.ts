@@ -111,7 +111,7 @@ export function runRows(job: RowJob): { mem: Float32Array; statics: number[] } {
           calls.push(callAt(job, ins, outs, staticAt, g, Math.min(align, b - g), r0));
       } else calls.push(callAt(job, ins, outs, staticAt, a, b - a, r0));
     }
-    rt.parallel(job.kernel, calls);
+    rt.parallel(job.kernel, calls, lanes);
     mem = rt.view();
     job.outputs.forEach((o, k) => {
       const copiedBack = o.inPlaceOf === undefined ? outAt[k] === undefined : inAt[o.inPlaceOf] === undefined;

@@ -78,8 +78,11 @@ export interface WasmRuntime {
    * (threads cost ~10 µs a job) or no worker is ready yet; starts the workers lazily otherwise.
    */
   lanes(work: number): number;
-  /** Runs the calls (export id, then arguments), split over the ready threads; errors name `kernel`. */
-  parallel(kernel: string, calls: Call[]): void;
+  /**
+   * Runs the calls (export id, then arguments), split over the ready threads, or all on this thread when
+   * `lanes` (what `lanes(work)` said for the job) is 1; errors name `kernel`.
+   */
+  parallel(kernel: string, calls: Call[], lanes?: number): void;
 }
 
 const PAGE = 65536;
@@ -145,13 +148,26 @@ export function waitForWorkers(timeoutMs = 10000): number {
   return currentPool()?.waitReady(timeoutMs) ?? 0;
 }
 
-/** Worker counts, and how many jobs the current pool shared with its workers (for tests and benchmarks). */
-export function workerInfo(): { threads: number; started: boolean; ready: number; sharedJobs: number } {
+/**
+ * Worker counts, how many jobs the current pool shared with its workers, how long the main thread waited
+ * for them after its own share (milliseconds, summed), and how many workers' shares it took back and ran
+ * itself because their worker had not started them (for tests and benchmarks).
+ */
+export function workerInfo(): {
+  threads: number;
+  started: boolean;
+  ready: number;
+  sharedJobs: number;
+  waitMs: number;
+  takenBack: number;
+} {
   return {
     threads: getThreads(),
     started: pool?.started ?? false,
     ready: pool?.readyWorkers().length ?? 0,
     sharedJobs: pool?.sharedJobs ?? 0,
+    waitMs: pool?.waitMs ?? 0,
+    takenBack: pool?.takenBack ?? 0,
   };
 }
 
@@ -274,7 +290,7 @@ export function getWasmRuntime(): WasmRuntime {
       p.ensureStarted();
       return 1 + p.readyWorkers().length;
     },
-    parallel(kernel: string, calls: Call[]): void {
+    parallel(kernel: string, calls: Call[], lanes?: number): void {
       // A call row holds the export index and at most CONTROL.row − 1 arguments; more would be dropped.
       if (calls.some((call) => call.length > CONTROL.row))
         throw new Error(`wasm kernel '${kernel}': a call passes more than ${CONTROL.row - 1} arguments`);
@@ -299,9 +315,11 @@ export function getWasmRuntime(): WasmRuntime {
         );
         return;
       }
-      // Only `lanes` starts the workers (for large jobs); a small job runs here even if it has several calls.
+      // Only `lanes` starts the workers (for large jobs); a small job runs here even if it has several calls
+      // and the workers are running: handing it over costs more than it saves (a decode step's matmuls and
+      // attention were each a round trip to a worker, and on a busy machine each waited for a core).
       const p = currentPool();
-      if (p?.started && calls.length > 1) p.dispatch(kernel, calls);
+      if (p?.started && calls.length > 1 && lanes !== 1) p.dispatch(kernel, calls);
       else for (const call of calls) runHere(call);
     },
   };

@@ -2,8 +2,8 @@
  * The worker's program, as JavaScript source text: a thread host (./pool.ts) starts it from this string, so
  * it needs no module resolution (it runs the same under vitest on the TypeScript sources and from dist/).
  * `main(data)` instantiates the kernel module on the shared memory, marks its slot ready, then loops:
- * wait for the job counter to move, run the calls assigned to it, record success or the error message,
- * and signal done. Layout constants come in `data.layout` (./protocol.ts).
+ * wait for the job counter to move, claim its share (unless the main thread took it first), run the calls
+ * assigned to it, record success or the error message, and signal done. Layout constants come in `data.layout` (./protocol.ts).
  */
 export const WORKER_MAIN = `
 function main(data) {
@@ -22,6 +22,8 @@ function main(data) {
     seen = Atomics.load(ctl, L.seq);
     if (Atomics.load(ctl, L.stop) === 1) return;
     if (Atomics.load(ctl, slot + L.assigned) !== seen) continue;
+    const claimed = Atomics.load(ctl, slot + L.claim);
+    if (claimed === seen || Atomics.compareExchange(ctl, slot + L.claim, claimed, seen) !== claimed) continue;
     let status = 0;
     try {
       const end = ctl[slot + L.end];
