@@ -90,17 +90,24 @@ export class KVCache {
     });
   }
 
-  /** Row b of src's first added[b] positions (along `axis` of a row) into dst after the row's length. */
+  /**
+   * Row b of src's first added[b] positions (along `axis` of a row) into dst after the row's length. Runs of
+   * consecutive rows with the same length and count go in one copy (a batch decoding in step: one per call).
+   */
   private writeRows(dst: Tensor, src: Tensor, axis: number, added: readonly number[], ahead = 0): void {
-    for (let b = 0; b < added.length; b++) {
+    for (let b = 0; b < added.length; ) {
       const n = added[b];
-      if (n === 0) continue;
-      const rowSrc = src.select(0, b);
-      const part = rowSrc.narrow(axis, 0, n);
-      const rowDst = dst.select(0, b);
-      const target = rowDst.narrow(axis, this.lengths[b] + ahead, n);
-      target.copy_(part);
-      for (const t of [rowSrc, part, rowDst, target]) t.dispose();
+      let end = b + 1;
+      while (end < added.length && added[end] === n && this.lengths[end] === this.lengths[b]) end++;
+      if (n > 0) {
+        const rowsSrc = src.narrow(0, b, end - b);
+        const part = rowsSrc.narrow(axis + 1, 0, n);
+        const rowsDst = dst.narrow(0, b, end - b);
+        const target = rowsDst.narrow(axis + 1, this.lengths[b] + ahead, n);
+        target.copy_(part);
+        for (const t of [rowsSrc, part, rowsDst, target]) t.dispose();
+      }
+      b = end;
     }
   }
 
