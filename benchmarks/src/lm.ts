@@ -1,7 +1,7 @@
 /**
  * Language-model benchmark: `npx tsx --conditions=@agent-r1/source benchmarks/src/lm.ts
  * [--train-steps 5] [--gen-reps 3] [--kernels wasm|ts] [--threads 1] [--torch auto|off] [--rounds 2]
- * [--out file.json]`.
+ * [--busy 0] [--out file.json]`.
  *
  * The default agent policy (dModel 64, 2 layers, 4 heads, 2 kv heads, SwiGLU, RMSNorm, tied embeddings,
  * vocab 4096, maxLength 512) on the CPU backend, with the WebAssembly kernels on `--threads` threads (default
@@ -15,9 +15,10 @@
  * PyTorch as an anchor: when `/usr/bin/python3` has torch (Debian: `apt-get install -y python3-torch`), the
  * same model and work in plain torch (./anchors/torch_lm.py, one thread) run too, `--rounds` times alternated
  * with ours (ours, torch, ours, torch, ...), and each round's ratios are printed; `--torch off` skips it.
+ * `--busy N` runs N CPU-bound processes (an empty loop each) beside both for the whole run: contention.
  * Prints a table and writes JSON (default: benchmarks/results/lm.json).
  */
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { dirname, resolve } from 'node:path';
@@ -45,6 +46,7 @@ const { values } = parseArgs({
     threads: { type: 'string', default: '1' },
     torch: { type: 'string', default: 'auto' },
     rounds: { type: 'string', default: '2' },
+    busy: { type: 'string', default: '0' },
     out: { type: 'string' },
   },
   strict: true,
@@ -241,6 +243,13 @@ function runTorch(): TorchResult {
   return JSON.parse(execFileSync(TORCH_PYTHON, args, { encoding: 'utf8' }).trim().split('\n').at(-1)!);
 }
 
+const hogs = Array.from({ length: Number(values.busy) }, () =>
+  spawn(process.execPath, ['-e', 'for (;;) {}'], { stdio: 'ignore' }),
+);
+process.on('exit', () => {
+  for (const h of hogs) h.kill();
+});
+if (hogs.length > 0) console.log(`${hogs.length} busy process(es) running beside the benchmark.`);
 const started = performance.now();
 probe.eval();
 const withTorch = torchAvailable();
@@ -253,6 +262,7 @@ for (let round = 0; round < Math.max(1, rounds); round++) {
 }
 const results: Result[] = [...perRound[0].ours, benchUncached(probe)];
 probe.dispose();
+for (const h of hogs) h.kill();
 
 const header = ['benchmark', 'shape', 'median ms', 'min ms', 'reps', 'tokens', 'tokens/s'];
 const cells = results.map((r) => [
@@ -295,6 +305,6 @@ console.log(`Total ${((performance.now() - started) / 1e3).toFixed(1)} s.`);
 mkdirSync(dirname(outFile), { recursive: true });
 writeFileSync(
   outFile,
-  `${JSON.stringify({ machine, model: { ...CONFIG, parameters }, kernels, results, cacheSpeedup: gain, rounds: perRound }, null, 2)}\n`,
+  `${JSON.stringify({ machine, model: { ...CONFIG, parameters }, kernels, busy: hogs.length, results, cacheSpeedup: gain, rounds: perRound }, null, 2)}\n`,
 );
 console.log(`Results written to ${outFile}`);
