@@ -7,10 +7,10 @@
  * the dtype asked for one at a time too), into a temporary folder that is renamed into place, so the folder
  * appears complete or not at all.
  */
-import { mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { readdir, stat } from 'node:fs/promises';
+import { join } from 'node:path';
 import type { Tensor } from '@agent-r1/tensor';
-import { siblingTempPath, writeFileAtomic } from '../io/atomic.js';
+import { replaceFolderAtomically, writeFileAtomic } from '../io/atomic.js';
 import { type SafetensorsSource, writeSafetensors } from '../io/safetensors.js';
 import type { TransformerLM } from '../models/transformer-lm.js';
 import { type HfConfigJson, hfConfigFor } from './config.js';
@@ -124,11 +124,7 @@ export async function saveHfModel(
       );
   }
   const parts = shards(hfTensors(model), BYTES[dtype], max);
-  await mkdir(dirname(dir), { recursive: true });
-  const tmp = siblingTempPath(dir, 'tmp');
-  let old: string | null = null;
-  try {
-    await mkdir(tmp);
+  await replaceFolderAtomically(dir, async (tmp) => {
     for (const [name, data] of files) await writeFileAtomic(join(tmp, name), data);
     const metadata = { format: 'pt' };
     if (parts.length === 1) {
@@ -155,20 +151,5 @@ export async function saveHfModel(
       const index = { metadata: { total_size: total }, weight_map: weightMap };
       await writeFileAtomic(join(tmp, HF_WEIGHTS_INDEX_FILE), `${JSON.stringify(index, null, 2)}\n`);
     }
-    if (await exists(dir)) {
-      old = siblingTempPath(dir, 'old');
-      await rename(dir, old);
-    }
-    try {
-      await rename(tmp, dir);
-    } catch (err) {
-      if (old) await rename(old, dir);
-      old = null;
-      throw err;
-    }
-  } catch (err) {
-    await rm(tmp, { recursive: true, force: true });
-    throw err;
-  }
-  if (old) await rm(old, { recursive: true, force: true });
+  });
 }

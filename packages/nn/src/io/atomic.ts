@@ -6,7 +6,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { closeSync, fsyncSync, mkdirSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
-import { mkdir, open, rename, rm } from 'node:fs/promises';
+import { mkdir, open, rename, rm, stat } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 
 /** A name for a temporary file or folder next to `path`, unique to this process and call. */
@@ -79,5 +79,48 @@ export async function writeFileAtomicStreaming(
   } catch (err) {
     await rm(tmp, { force: true });
     throw err;
+  }
+}
+
+/**
+ * Replaces the folder `dir` whole: `fill` writes the new contents into a temporary sibling folder, which is
+ * renamed into place after the old folder has been moved aside (`.<name>.old-*`, removed last). A failure
+ * leaves the old folder; a kill between the two renames leaves it moved aside, which recoverCheckpoint
+ * (io/checkpoint.ts) puts back.
+ */
+export async function replaceFolderAtomically(
+  dir: string,
+  fill: (tmp: string) => Promise<void>,
+): Promise<void> {
+  await mkdir(dirname(dir), { recursive: true });
+  const tmp = siblingTempPath(dir, 'tmp');
+  let old: string | null = null;
+  try {
+    await mkdir(tmp);
+    await fill(tmp);
+    if (await pathExists(dir)) {
+      old = siblingTempPath(dir, 'old');
+      await rename(dir, old);
+    }
+    try {
+      await rename(tmp, dir);
+    } catch (err) {
+      if (old) await rename(old, dir);
+      old = null;
+      throw err;
+    }
+  } catch (err) {
+    await rm(tmp, { recursive: true, force: true });
+    throw err;
+  }
+  if (old) await rm(old, { recursive: true, force: true });
+}
+
+async function pathExists(path: string): Promise<boolean> {
+  try {
+    await stat(path);
+    return true;
+  } catch {
+    return false;
   }
 }

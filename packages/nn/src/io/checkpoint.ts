@@ -16,13 +16,13 @@
  * it into place, so a checkpoint folder is always complete: a crash leaves the previous checkpoint (or none)
  * plus a hidden temporary folder, never a half-written one.
  */
-import { mkdir, readFile, readdir, rename, rm, stat } from 'node:fs/promises';
+import { readFile, readdir, rename, rm, stat } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { type Generator, type Tensor, dispose, isFloat, noGrad } from '@agent-r1/tensor';
 import type { Module } from '../module.js';
 import type { Optimizer, OptimizerState, ParamNames } from '../optim/optimizer.js';
 import type { WeightAverage, WeightAverageState } from '../optim/weight-average.js';
-import { siblingTempPath, writeFileAtomic } from './atomic.js';
+import { replaceFolderAtomically, writeFileAtomic } from './atomic.js';
 import { parseSafetensors, serializeSafetensorsAsync } from './safetensors.js';
 
 export const MODEL_FILE = 'model.safetensors';
@@ -279,28 +279,9 @@ export async function saveCheckpoint(dir: string, contents: SaveCheckpointOption
         `saveCheckpoint: ${dir} holds files that are not part of a checkpoint (${foreign.join(', ')}); refusing to replace it`,
       );
   }
-  await mkdir(dirname(dir), { recursive: true });
-  const tmp = siblingTempPath(dir, 'tmp');
-  let old: string | null = null;
-  try {
-    await mkdir(tmp);
+  await replaceFolderAtomically(dir, async (tmp) => {
     for (const [name, bytes] of files) await writeFileAtomic(join(tmp, name), bytes);
-    if (await exists(dir)) {
-      old = siblingTempPath(dir, 'old');
-      await rename(dir, old);
-    }
-    try {
-      await rename(tmp, dir);
-    } catch (err) {
-      if (old) await rename(old, dir);
-      old = null;
-      throw err;
-    }
-  } catch (err) {
-    await rm(tmp, { recursive: true, force: true });
-    throw err;
-  }
-  if (old) await rm(old, { recursive: true, force: true });
+  });
 }
 
 async function readCheckpointFile(dir: string, name: string): Promise<Uint8Array> {
