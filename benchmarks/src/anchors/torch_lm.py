@@ -8,7 +8,7 @@ plain torch on one thread:
 
 - training: forward + cross-entropy + backward + AdamW on 8x128 random tokens, median step after 2 warm-ups;
 - generation with a preallocated KV cache, batch 1 and 8, a 32-token prompt and 64 new tokens sampled at
-  temperature 1 (softmax + multinomial), median of the reps after one warm-up, prefill included.
+  temperature 1 (softmax + multinomial), median of the reps after three warm-ups, prefill included.
 
 Prints one JSON object: {"torch": version, "threads": n, "trainMs": ..., "gen": {"1": ms, "8": ms}}.
 lm.ts runs this when `/usr/bin/python3` has torch (Debian: apt-get install -y python3-torch); nothing in the
@@ -156,7 +156,7 @@ def main():
                     logits = model(tok, n, caches)[:, -1]
                     n += 1
 
-        return timed(1, a.gen_reps, run)
+        return timed(3, a.gen_reps, run)
 
     out = {"torch": torch.__version__, "threads": a.threads, "trainMs": train_ms, "gen": {"1": gen(1), "8": gen(8)}}
     print(json.dumps(out))
