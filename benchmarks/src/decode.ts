@@ -19,6 +19,7 @@ import {
   waitForWasmWorkers,
   wasmWorkerInfo,
 } from '@agent-r1/tensor';
+import { LM_CONFIG } from './lm-model.js';
 
 const { values } = parseArgs({
   options: {
@@ -31,18 +32,7 @@ const { values } = parseArgs({
 });
 enableWasmKernels({ threads: Number(values.threads) });
 waitForWasmWorkers();
-const model = new TransformerLM({
-  vocabSize: 4096,
-  dModel: 64,
-  layers: 2,
-  heads: 4,
-  kvHeads: 2,
-  maxLength: 512,
-  activation: 'swiglu',
-  norm: 'rms',
-  tiedEmbeddings: true,
-  seed: 0,
-});
+const model = new TransformerLM(LM_CONFIG);
 model.eval();
 
 function prompts(batch: number): number[][] {

@@ -37,6 +37,7 @@ import {
   tidy,
   waitForWasmWorkers,
 } from '@agent-r1/tensor';
+import { LM_CONFIG } from './lm-model.js';
 
 const { values } = parseArgs({
   options: {
@@ -66,18 +67,7 @@ const outFile = values.out
   ? resolve(process.cwd(), values.out)
   : fileURLToPath(new URL('../results/lm.json', import.meta.url));
 
-const CONFIG: TransformerConfig = {
-  vocabSize: 4096,
-  dModel: 64,
-  layers: 2,
-  heads: 4,
-  kvHeads: 2,
-  maxLength: 512,
-  activation: 'swiglu',
-  norm: 'rms',
-  tiedEmbeddings: true,
-  seed: 0,
-};
+const CONFIG: TransformerConfig = LM_CONFIG;
 const TRAIN_BATCH = 8;
 const TRAIN_LENGTH = 128;
 const PROMPT = 32;
