@@ -7,10 +7,10 @@
  * the dtype asked for one at a time too), into a temporary folder that is renamed into place, so the folder
  * appears complete or not at all.
  */
-import { readdir, stat } from 'node:fs/promises';
+import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Tensor } from '@agent-r1/tensor';
-import { replaceFolderAtomically, writeFileAtomic } from '../io/atomic.js';
+import { pathExists, replaceFolderAtomically, writeFileAtomic } from '../io/atomic.js';
 import { type SafetensorsSource, writeSafetensors } from '../io/safetensors.js';
 import type { TransformerLM } from '../models/transformer-lm.js';
 import { type HfConfigJson, hfConfigFor } from './config.js';
@@ -82,16 +82,6 @@ function source(name: string, t: Tensor, dtype: HfSaveDType): SafetensorsSource 
   };
 }
 
-async function exists(path: string): Promise<boolean> {
-  try {
-    await stat(path);
-    return true;
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false;
-    throw err;
-  }
-}
-
 /** Saves `model` as a Hugging Face folder `dir` (see the module comment), replacing one that is there. */
 export async function saveHfModel(
   dir: string,
@@ -116,7 +106,7 @@ export async function saveHfModel(
   if (options.generationConfig)
     files.set(HF_GENERATION_CONFIG_FILE, `${JSON.stringify(options.generationConfig, null, 2)}\n`);
 
-  if (await exists(dir)) {
+  if (await pathExists(dir)) {
     const foreign = (await readdir(dir)).filter((e) => !HF_FOLDER_FILE.test(e));
     if (foreign.length)
       throw new Error(

@@ -116,11 +116,13 @@ export async function replaceFolderAtomically(
   if (old) await rm(old, { recursive: true, force: true });
 }
 
-async function pathExists(path: string): Promise<boolean> {
+/** Whether `path` exists (any error but "no such file" is thrown). */
+export async function pathExists(path: string): Promise<boolean> {
   try {
     await stat(path);
     return true;
-  } catch {
-    return false;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false;
+    throw err;
   }
 }

@@ -22,7 +22,7 @@ import { type Generator, type Tensor, dispose, isFloat, noGrad } from '@agent-r1
 import type { Module } from '../module.js';
 import type { Optimizer, OptimizerState, ParamNames } from '../optim/optimizer.js';
 import type { WeightAverage, WeightAverageState } from '../optim/weight-average.js';
-import { replaceFolderAtomically, writeFileAtomic } from './atomic.js';
+import { pathExists, replaceFolderAtomically, writeFileAtomic } from './atomic.js';
 import { parseSafetensors, serializeSafetensorsAsync } from './safetensors.js';
 
 export const MODEL_FILE = 'model.safetensors';
@@ -247,16 +247,6 @@ async function encodeCheckpoint(contents: SaveCheckpointOptions): Promise<Map<st
   return files;
 }
 
-async function exists(path: string): Promise<boolean> {
-  try {
-    await stat(path);
-    return true;
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false;
-    throw err;
-  }
-}
-
 /**
  * Saves model parameters, optimizer state, generator positions and the trainer's JSON state into the folder
  * `dir`, replacing the checkpoint there (a folder holding anything but checkpoint files is refused, not
@@ -264,7 +254,7 @@ async function exists(path: string): Promise<boolean> {
  */
 export async function saveCheckpoint(dir: string, contents: SaveCheckpointOptions): Promise<void> {
   const files = await encodeCheckpoint(contents);
-  if (await exists(dir)) {
+  if (await pathExists(dir)) {
     const entries = await readdir(dir).catch((err: NodeJS.ErrnoException) => {
       throw new Error(`saveCheckpoint: ${dir} exists and is not a checkpoint folder (${err.code})`, {
         cause: err,
@@ -469,7 +459,7 @@ export async function recoverCheckpoint(dir: string): Promise<string[]> {
     await Promise.all(mine('old').map(async (p) => [p, (await stat(p)).mtimeMs] as const)),
   );
   const olds = [...mtimes.keys()].sort((a, b) => mtimes.get(b)! - mtimes.get(a)!);
-  if (!(await exists(dir)) && olds.length > 0) {
+  if (!(await pathExists(dir)) && olds.length > 0) {
     await rename(olds[0], dir);
     done.push(`restored ${dir} from an interrupted save`);
     olds.shift();
