@@ -15,6 +15,8 @@ import {
   TransformerLM,
   generate,
   loadHfModel,
+  loadHfWeights,
+  readHfModelInfo,
   loadSafetensors,
   saveHfModel,
   writeSafetensors,
@@ -404,19 +406,38 @@ describe('saving in the Hugging Face layout', () => {
     }
   });
 
-  it('refuses a model no architecture has, and a folder holding other files', async () => {
-    const critic = new TransformerLM({
-      vocabSize: 20,
-      dModel: 8,
-      layers: 1,
-      heads: 2,
-      maxLength: 8,
-      valueHead: true,
-    });
-    await expect(saveHfModel(join(scratch, 'critic'), critic)).rejects.toThrow(
-      'saveHfModel: the model has a value head, which no supported architecture has',
-    );
+  it('saves a policy with a value head without it, and loads into one keeping its own', async () => {
+    const shape = { vocabSize: 20, dModel: 8, layers: 1, heads: 2, maxLength: 8 };
+    const critic = new TransformerLM({ ...shape, valueHead: true, seed: 3 });
+    const out = join(scratch, 'critic');
+    await saveHfModel(out, critic);
+    const info = await readHfModelInfo(out);
+    const back = new TransformerLM({ ...info.transformer, valueHead: true, seed: 9 });
+    const fresh = new Map(back.namedParameters());
+    const valueBefore = [...(fresh.get('valueHead.weight')!.dataSync() as Float32Array)];
+    await loadHfWeights(back, out, info);
+    const prompt = [1, 4, 9, 16];
+    expect([...logitsOf(back, prompt)]).toEqual([...logitsOf(critic, prompt)]);
+    expect([...(fresh.get('valueHead.weight')!.dataSync() as Float32Array)]).toEqual(valueBefore);
     critic.dispose();
+    back.dispose();
+  });
+
+  it('refuses a model no architecture has, weights for a model of other arithmetic, and a folder holding other files', async () => {
+    const shape = { vocabSize: 20, dModel: 8, layers: 1, heads: 2, maxLength: 8 };
+    const copier = new TransformerLM({ ...shape, copyHead: true });
+    await expect(saveHfModel(join(scratch, 'copier'), copier)).rejects.toThrow(
+      'saveHfModel: the model has a copy head, which no supported architecture has',
+    );
+    copier.dispose();
+    const plain = new TransformerLM(shape);
+    await saveHfModel(join(scratch, 'base-10000'), plain);
+    plain.dispose();
+    const otherBase = new TransformerLM({ ...shape, ropeBase: 500 });
+    await expect(loadHfWeights(otherBase, join(scratch, 'base-10000'))).rejects.toThrow(
+      /config\.json: the model's ropeBase is 500, config\.json's 10000/,
+    );
+    otherBase.dispose();
     const model = new TransformerLM({ vocabSize: 20, dModel: 8, layers: 1, heads: 2, maxLength: 8 });
     const dir = join(scratch, 'occupied');
     await saveHfModel(dir, model);

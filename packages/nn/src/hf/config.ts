@@ -181,7 +181,6 @@ export function hfArchitectureFor(c: ResolvedConfig): HfArchitecture {
     new Error(`saveHfModel: the model has ${why}, which no supported architecture has`);
   if (c.activation !== 'swiglu') throw no(`a ${c.activation} MLP`);
   if (c.norm !== 'rms') throw no('LayerNorm');
-  if (c.valueHead) throw no('a value head');
   if (c.copyHead) throw no('a copy head');
   if (c.qkNorm && c.qkvBias) throw no('both q/k norms and q/k/v biases');
   return c.qkNorm ? 'qwen3' : c.qkvBias ? 'qwen2' : 'llama';

@@ -14,8 +14,11 @@ export {
   HF_WEIGHTS_FILE,
   HF_WEIGHTS_INDEX_FILE,
   type HfModel,
+  type HfModelInfo,
   type LoadHfModelOptions,
   loadHfModel,
+  loadHfWeights,
+  readHfModelInfo,
   readHfJson,
 } from './load.js';
 export { type HfSaveDType, type SaveHfModelOptions, saveHfModel } from './save.js';

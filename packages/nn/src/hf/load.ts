@@ -11,7 +11,7 @@ import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { type FloatDType, noGrad, type Tensor } from '@agent-r1/tensor';
 import { SafetensorsFile } from '../io/safetensors.js';
-import { TransformerLM } from '../models/transformer-lm.js';
+import { TransformerLM, type TransformerConfig } from '../models/transformer-lm.js';
 import {
   type HfArchitecture,
   type HfConfigJson,
@@ -37,16 +37,8 @@ export interface LoadHfModelOptions {
   maxLength?: number;
 }
 
-export interface HfModel {
+export interface HfModel extends Omit<HfModelInfo, 'transformer'> {
   model: TransformerLM;
-  architecture: HfArchitecture;
-  /** config.json as read; saveHfModel keeps the keys it does not set. */
-  config: HfConfigJson;
-  /** generation_config.json as read, or null when the folder has none. */
-  generationConfig: HfConfigJson | null;
-  /** generation_config.json's eos_token_id (one or a list), else config.json's; empty when neither gives one. */
-  eosTokenIds: number[];
-  bosTokenId: number | null;
 }
 
 /** Reads a JSON file of the folder; null when it does not exist and `optional`. */
@@ -111,26 +103,77 @@ async function weightFiles(dir: string): Promise<Map<string, Set<string> | null>
 const FLOAT_FILE_DTYPES = new Set(['F32', 'F16', 'BF16', 'F64']);
 const ARCH_NAMES: Record<HfArchitecture, string> = { llama: 'Llama', qwen2: 'Qwen2', qwen3: 'Qwen3' };
 
+/** What a folder's JSON files say of its model, before any weight is read (`readHfModelInfo`). */
+export interface HfModelInfo {
+  architecture: HfArchitecture;
+  /** The TransformerConfig that config.json describes (float32, no device). */
+  transformer: TransformerConfig;
+  /** config.json as read; saveHfModel keeps the keys it does not set. */
+  config: HfConfigJson;
+  /** generation_config.json as read, or null when the folder has none. */
+  generationConfig: HfConfigJson | null;
+  /** generation_config.json's eos_token_id (one or a list), else config.json's; empty when neither gives one. */
+  eosTokenIds: number[];
+  bosTokenId: number | null;
+}
+
+/** Reads config.json and generation_config.json of `dir`: the model's architecture, checked, and its tokens. */
+export async function readHfModelInfo(
+  dir: string,
+  options: Pick<LoadHfModelOptions, 'maxLength'> = {},
+): Promise<HfModelInfo> {
+  const json = await readHfJson(dir, HF_CONFIG_FILE);
+  const { architecture, config } = transformerConfigFromHf(json, join(dir, HF_CONFIG_FILE), {
+    maxLength: options.maxLength,
+  });
+  const generationConfig = await readHfJson(dir, HF_GENERATION_CONFIG_FILE, true);
+  return {
+    architecture,
+    transformer: config,
+    config: json,
+    generationConfig,
+    eosTokenIds: tokenIds(generationConfig?.eos_token_id ?? json.eos_token_id, 'eos_token_id', dir),
+    bosTokenId: tokenIds(generationConfig?.bos_token_id ?? json.bos_token_id, 'bos_token_id', dir)[0] ?? null,
+  };
+}
+
 /**
  * Loads a Hugging Face causal-LM folder into a TransformerLM (see the module comment). Throws, naming the
  * file and the key or tensor, on an unsupported architecture or setting, a tensor the model has no place
  * for, a missing one, or one of the wrong shape; nothing stays allocated after a failure.
  */
 export async function loadHfModel(dir: string, options: LoadHfModelOptions = {}): Promise<HfModel> {
-  const configPath = join(dir, HF_CONFIG_FILE);
-  const json = await readHfJson(dir, HF_CONFIG_FILE);
-  const { architecture, config } = transformerConfigFromHf(json, configPath, {
-    maxLength: options.maxLength,
+  const info = await readHfModelInfo(dir, options);
+  const model = new TransformerLM({
+    ...info.transformer,
+    dtype: options.dtype ?? 'float32',
+    device: options.device,
   });
-  const generationConfig = await readHfJson(dir, HF_GENERATION_CONFIG_FILE, true);
+  try {
+    await loadHfWeights(model, dir, info);
+  } catch (err) {
+    model.dispose();
+    throw err;
+  }
+  const { transformer: _, ...rest } = info;
+  return { model, ...rest };
+}
+
+/**
+ * Reads the weights of the Hugging Face folder `dir` into `model` (built from the same config.json, e.g.
+ * with `readHfModelInfo(dir).transformer`), tensor by tensor, converted to the parameters' dtype. A value
+ * head (PPO's critic), which no Hugging Face folder holds, keeps its own initialisation; every other
+ * parameter must be in the files with its shape. `info` saves reading config.json again.
+ */
+export async function loadHfWeights(model: TransformerLM, dir: string, info?: HfModelInfo): Promise<void> {
+  const { architecture, transformer } = info ?? (await readHfModelInfo(dir));
+  checkSameArithmetic(model, transformer, join(dir, HF_CONFIG_FILE));
   const files = await weightFiles(dir);
   const opened: SafetensorsFile[] = [];
-  let model: TransformerLM | null = null;
   try {
     for (const file of files.keys()) opened.push(await SafetensorsFile.open(join(dir, file)));
-    model = new TransformerLM({ ...config, dtype: options.dtype ?? 'float32', device: options.device });
-    const params = new Map(model.namedParameters());
-    const plan = planLoad(opened, [...files.values()], params, architecture, config.tiedEmbeddings!);
+    const params = new Map([...model.namedParameters()].filter(([name]) => !name.startsWith(VALUE_HEAD)));
+    const plan = planLoad(opened, [...files.values()], params, architecture, transformer.tiedEmbeddings!);
     for (const { file, name, param } of plan) {
       const t = await file.read(name, { device: param.device });
       try {
@@ -139,20 +182,34 @@ export async function loadHfModel(dir: string, options: LoadHfModelOptions = {})
         t.dispose();
       }
     }
-    return {
-      model,
-      architecture,
-      config: json,
-      generationConfig,
-      eosTokenIds: tokenIds(generationConfig?.eos_token_id ?? json.eos_token_id, 'eos_token_id', dir),
-      bosTokenId:
-        tokenIds(generationConfig?.bos_token_id ?? json.bos_token_id, 'bos_token_id', dir)[0] ?? null,
-    };
-  } catch (err) {
-    model?.dispose();
-    throw err;
   } finally {
     for (const f of opened) await f.close();
+  }
+}
+
+/** The prefix of a value head's parameters, which Hugging Face folders never hold. */
+const VALUE_HEAD = 'valueHead.';
+
+/** Settings that change a model's arithmetic without changing a tensor's shape (shapes are checked per tensor). */
+const ARITHMETIC_KEYS = [
+  'activation',
+  'norm',
+  'normEps',
+  'ropeBase',
+  'ropeScaling',
+  'qkvBias',
+  'qkNorm',
+] as const;
+
+/** Weights go only into a model that computes what config.json describes; an error names the first setting that differs. */
+function checkSameArithmetic(model: TransformerLM, wanted: TransformerConfig, source: string): void {
+  for (const key of ARITHMETIC_KEYS) {
+    const ours = JSON.stringify(model.config[key] ?? null);
+    const theirs = JSON.stringify(wanted[key] ?? null);
+    if (ours !== theirs)
+      throw new Error(
+        `${source}: the model's ${key} is ${ours}, config.json's ${theirs}: build the model from readHfModelInfo(dir).transformer`,
+      );
   }
 }
 

@@ -3,7 +3,7 @@
  * config.json, generation_config.json, model.safetensors, or model-0000i-of-0000n.safetensors with
  * model.safetensors.index.json once the weights pass `maxShardBytes`, plus the caller's files (the tokenizer's).
  *
- * A tied model writes no lm_head.weight, as save_pretrained does. Tensors are written one at a time (cast to
+ * A tied model writes no lm_head.weight, as save_pretrained does; a value head is left out. Tensors are written one at a time (cast to
  * the dtype asked for one at a time too), into a temporary folder that is renamed into place, so the folder
  * appears complete or not at all.
  */
@@ -38,10 +38,15 @@ const BYTES: Record<HfSaveDType, number> = { float32: 4, bfloat16: 2, float16: 2
 const HF_FOLDER_FILE =
   /^(config\.json|generation_config\.json|model\.safetensors|model-\d+-of-\d+\.safetensors|model\.safetensors\.index\.json|tokenizer\.json|tokenizer_config\.json|special_tokens_map\.json|vocab\.json|merges\.txt|added_tokens\.json|chat_template\.jinja)$/;
 
-/** The model's tensors in Hugging Face names, in parameter order (a tied model has no lm_head.weight). */
+/**
+ * The model's tensors in Hugging Face names, in parameter order (a tied model has no lm_head.weight). A
+ * value head (PPO's critic on the policy's trunk) is left out: transformers has no place for it, and
+ * the language model is complete without it.
+ */
 function hfTensors(model: TransformerLM): [string, Tensor][] {
   const out: [string, Tensor][] = [];
   for (const [ours, p] of model.namedParameters()) {
+    if (ours.startsWith('valueHead.')) continue;
     const name = hfName(ours);
     if (name === null) throw new Error(`saveHfModel: parameter '${ours}' has no Hugging Face name`);
     out.push([name, p]);

@@ -187,6 +187,11 @@ export class HfTokenizer {
     };
   }
 
+  /** tokenizer.json as read (what a checkpoint saves to be paired with this tokenizer again). */
+  toJSON(): Record<string, unknown> {
+    return this.json;
+  }
+
   /** One past the largest token id (vocabulary and added tokens). */
   get vocabSize(): number {
     return this.tokens.length;
