@@ -33,12 +33,21 @@ export {
   extractTagged,
   parseAnswer,
 } from './tools/formats/format.js';
-export { HermesFormat } from './tools/formats/hermes.js';
+export { type ChatTools, type ChatToolsOptions, chatTools } from './tools/formats/chat.js';
+export { HermesFormat, type HermesOptions } from './tools/formats/hermes.js';
 export { TagsFormat, type TagMapping, type TagsFormatOptions } from './tools/formats/tags.js';
 export { type RolloutEvent, type RolloutOptions, rollout } from './rollout/engine.js';
 export type { RolloutLimits, RolloutSampling, TextCodec } from './rollout/config.js';
 export { type Evaluation, describeEvaluation, evaluate } from './evaluation/evaluate.js';
-export type { AgentTask, ResultRow, TrainingStage } from './tasks/task.js';
+export type {
+  AgentTask,
+  PretrainedVocabulary,
+  ResultRow,
+  TaskContext,
+  TaskVocabulary,
+  TrainingStage,
+} from './tasks/task.js';
+export { pretrainedChat } from './tasks/pretrained-chat.js';
 export {
   type PartialTrainConfig,
   type TrainConfig,
@@ -87,14 +96,20 @@ export {
   DEFAULT_RETRIEVAL_REWARD,
   MULTIHOP_SNIPPET_CHARS,
   MULTIHOP_SPECIAL_TOKENS,
+  MULTIHOP_CHAT_INSTRUCTION,
   type MultihopEnvOptions,
+  type MultihopStyle,
+  chatStyle,
   makeMultihopEnv,
   multihopAnswering,
   multihopEnvOptions,
   multihopFormat,
   multihopPrompt,
+  multihopTools,
   scoreAnswer,
   substringMatch,
+  tagStyle,
+  tagVocabulary,
 } from './tasks/multihop-qa/env.js';
 export { type MultihopCorpusTaskOptions, multihopTaskFromCorpus } from './tasks/multihop-qa/from-corpus.js';
 export type { Doc, QaExample, QaKind } from './tasks/multihop-qa/data/types.js';

@@ -18,7 +18,8 @@ export {
   extractTagged,
   parseAnswer,
 } from './tools/formats/format.js';
-export { HermesFormat } from './tools/formats/hermes.js';
+export { type ChatTools, type ChatToolsOptions, chatTools } from './tools/formats/chat.js';
+export { HermesFormat, type HermesOptions } from './tools/formats/hermes.js';
 export { TagsFormat, type TagMapping, type TagsFormatOptions } from './tools/formats/tags.js';
 export {
   LOOKUP_TOOL,
@@ -173,7 +174,12 @@ export {
 export { type RlRun, rlRun } from './trainer/rl-run.js';
 export { presetConfig } from './trainer/preset-config.js';
 export { drawWindows, pretrain, pretrainDir, tokenStream } from './trainer/pretrain.js';
-export { type TrainResult, trainAgent } from './trainer/trainer.js';
+export { HF_EXPORT_DIR, type TrainResult, trainAgent } from './trainer/trainer.js';
+export {
+  checkpointVocabulary,
+  exportPretrainedPolicy,
+  pretrainedVocabulary,
+} from './checkpoints/pretrained.js';
 export { type Evaluation, evaluate } from './evaluation/evaluate.js';
 export {
   type ActionPart,
@@ -202,11 +208,15 @@ export {
 export {
   type AgentTask,
   type EntityRenaming,
+  type PretrainedVocabulary,
+  type TaskContext,
   type TaskDefinition,
   type TaskFactory,
+  type TaskVocabulary,
   type TrainingStage,
   createTask,
   defineTask,
+  pretrainedChat,
   registerTask,
   resolveTaskOptions,
   taskDefinition,

@@ -1,7 +1,7 @@
 /**
  * What makes a policy checkpoint folder self-describing: `agent.json` (the task and its options, the
  * model's config, the resolved training config, the library's version) and, for a task whose tokenizer is
- * data, `tokenizer.json`. They are written with the weights in one atomic save (saveCheckpoint's `files`),
+ * data, `tokenizer.json` (with `tokenizer_config.json` and its chat template, for a pretrained model's). They are written with the weights in one atomic save (saveCheckpoint's `files`),
  * so `eval`, `chat` and `loadAgent` need nothing but the folder.
  */
 import { existsSync, readFileSync } from 'node:fs';
@@ -35,7 +35,11 @@ export function agentFiles(config: TrainConfig, task: AgentTask<unknown>, policy
     config,
   };
   const files: Record<string, string> = { [AGENT_FILE]: `${JSON.stringify(description, null, 2)}\n` };
-  if (task.tokenizer) files[TOKENIZER_FILE] = `${JSON.stringify(task.tokenizer.toJSON())}\n`;
+  if (task.tokenizer)
+    Object.assign(
+      files,
+      task.tokenizer.files?.() ?? { [TOKENIZER_FILE]: `${JSON.stringify(task.tokenizer.toJSON())}\n` },
+    );
   return files;
 }
 

@@ -74,6 +74,10 @@ export async function agentFromFiles<Example = unknown>(
     throw new Error(`${at(AGENT_FILE)}: ${(e as Error).message}`);
   }
   config.backend = backend;
+  if (config.model.from !== '')
+    throw new Error(
+      `${at(AGENT_FILE)}: a policy trained from a pretrained model (model.from) is loaded with loadAgent(folder), or as the Hugging Face folder its run wrote (checkpoint.dir/hf)`,
+    );
   const tokenizer =
     files.tokenizer === undefined
       ? undefined

@@ -6,7 +6,8 @@
 import { ConfigError, closest, completeOptions, show } from '../options/validate.js';
 import type { TrainConfig } from '../trainer/config.js';
 import { MultihopOptionsSchema } from './multihop-qa/options.js';
-import type { AgentTask, TaskDefinition, TaskFactory } from './task.js';
+import { pretrainedVocabulary } from '../checkpoints/pretrained.js';
+import type { AgentTask, TaskContext, TaskDefinition, TaskFactory } from './task.js';
 
 const definitions = new Map<string, TaskDefinition>();
 
@@ -62,10 +63,23 @@ export function resolveTaskOptions(
   return completeOptions(definition.options, given, place);
 }
 
-/** Builds `config.task` with its resolved options. */
-export async function createTask(config: TrainConfig): Promise<AgentTask> {
+/**
+ * Builds `config.task` with its resolved options. A run from a pretrained model (`model.from`) gives the
+ * task that model's tokenizer: `context.pretrained` when the caller has it (a checkpoint's own copy),
+ * else read from the folder. A task that keeps its own vocabulary then is an error naming it.
+ */
+export async function createTask(config: TrainConfig, context: TaskContext = {}): Promise<AgentTask> {
   const definition = taskDefinition(config.task);
-  return definition.create(config, resolveTaskOptions(config));
+  const pretrained =
+    context.pretrained ??
+    (config.model.from === '' ? undefined : await pretrainedVocabulary(config.model.from));
+  const task = await definition.create(config, resolveTaskOptions(config), { ...context, pretrained });
+  if (pretrained && task.tokenizer !== pretrained.tokenizer)
+    throw new ConfigError(
+      `task ${show(config.task)} cannot start from a pretrained model: it keeps its own tokenizer instead of ${pretrained.source}'s (a task for model.from builds its codec with pretrainedChat(context.pretrained))`,
+      'model.from',
+    );
+  return task;
 }
 
 registerTask({
@@ -82,9 +96,10 @@ registerTask({
   name: 'multihop-qa',
   description: 'multi-hop questions over WordNet and world-countries, answered with a BM25 search tool',
   options: MultihopOptionsSchema,
-  create: async (config, options) =>
-    (await import('./multihop-qa/task.js')).multihopQaTask({
-      ...config,
-      taskOptions: options as Record<string, unknown>,
-    }),
+  create: async (config, options, context) =>
+    (await import('./multihop-qa/task.js')).multihopQaTask(
+      { ...config, taskOptions: options as Record<string, unknown> },
+      {},
+      context,
+    ),
 });

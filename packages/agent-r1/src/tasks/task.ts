@@ -5,6 +5,7 @@
  * with its entities renamed, the results table's groups and the answer metrics. A task is registered with
  * its own options (tasks/registry.ts); the trainer holds no key or branch for one task.
  */
+import type { HfTokenizer } from '@agent-r1/nn';
 import type { Generator } from '@agent-r1/tensor';
 import type { AgentEnv } from '../mdp/env.js';
 import type { TextPolicy } from '../mdp/text-episode.js';
@@ -47,7 +48,11 @@ export interface AgentTask<Example = unknown> {
    * The tokenizer behind `codec`, when it is data (a trained BPE): saved with each checkpoint, so that a
    * policy is never paired with a tokenizer other than the one it was trained with.
    */
-  tokenizer?: { toJSON(): unknown };
+  tokenizer?: {
+    toJSON(): unknown;
+    /** The files it is saved as, when not tokenizer.json alone (a Hugging Face tokenizer's two). */
+    files?(): Record<string, string>;
+  };
   stopTokens: readonly number[];
   stopStrings: readonly string[];
   /**
@@ -83,6 +88,30 @@ export interface AgentTask<Example = unknown> {
   fromQuestion?(question: string): Example;
 }
 
+/** The tokens a task's agent reads and writes: what the trainer needs of its tokenizer. */
+export type TaskVocabulary = Pick<
+  AgentTask,
+  'codec' | 'vocabSize' | 'tokenizer' | 'stopTokens' | 'stopStrings'
+>;
+
+/**
+ * The pretrained model a run starts from (`model.from`), as a task is built for it: the task's codec,
+ * prompts and stop tokens are the model's (its tokenizer and chat template, e.g. through `chatTools`),
+ * and its `vocabSize` is `vocabSize` (the model's embedding rows, which may exceed the tokenizer's ids).
+ */
+export interface PretrainedVocabulary {
+  /** Where the tokenizer came from, for messages. */
+  source: string;
+  tokenizer: HfTokenizer;
+  vocabSize: number;
+}
+
+/** What a task is built with besides the config and its options. */
+export interface TaskContext {
+  /** Set when the run starts from a pretrained model; a task that cannot take one throws. */
+  pretrained?: PretrainedVocabulary;
+}
+
 /** Names replaced by others in every text of an episode (`apply`), and put back (`restore`). */
 export interface EntityRenaming {
   apply(text: string): string;
@@ -93,6 +122,7 @@ export interface EntityRenaming {
 export type TaskFactory<Options = Record<string, unknown>> = (
   config: TrainConfig,
   options: Options,
+  context: TaskContext,
 ) => AgentTask | Promise<AgentTask>;
 
 /** A task as registered: its name, its own options (defined once, like the trainer's keys), its factory. */

@@ -35,7 +35,8 @@ export interface RlRun<E> {
 export function rlRun<E>(config: TrainConfig, task: AgentTask<E>, policy: TransformerLM): RlRun<E> {
   const prompts = task.rlPrompts ?? task.train;
   const promptWeights = task.exampleWeights?.('rl', prompts);
-  const critic = buildCritic(config, task.vocabSize);
+  // A separate critic has the policy's architecture (a pretrained model's, under model.from).
+  const critic = buildCritic(config, task.vocabSize, config.model.from === '' ? undefined : policy.config);
   const optimizer = new AdamW(policy.parameters(), {
     lr: config.train.lr,
     weightDecay: config.train.weightDecay,

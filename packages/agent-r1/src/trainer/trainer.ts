@@ -10,6 +10,8 @@ import {
   STATE_FILE,
   type TransformerLM,
   loadCheckpoint,
+  loadHfWeights,
+  readHfModelInfo,
   readCheckpointState,
   recoverCheckpoint,
   saveCheckpoint,
@@ -26,6 +28,7 @@ import {
 import { openMetricsLog, readMetrics } from './metrics-log.js';
 import { initPolicy } from '../checkpoints/init.js';
 import { agentFiles } from '../checkpoints/agent-files.js';
+import { exportPretrainedPolicy } from '../checkpoints/pretrained.js';
 import { buildPolicy } from './models.js';
 import { plotMetrics } from './plot.js';
 import { createProgress } from './progress.js';
@@ -35,6 +38,9 @@ import { kernelTraceLog } from './kernel-trace-log.js';
 import { prepareBackend } from './backend-setup.js';
 import { pretrain } from './pretrain.js';
 import { warmStart } from './warm-start.js';
+
+/** The folder under checkpoint.dir where a run from a pretrained model (`model.from`) writes its policy as a Hugging Face folder. */
+export const HF_EXPORT_DIR = 'hf';
 
 export interface TrainResult {
   /** RL steps taken in this run (after any resumed ones). */
@@ -91,7 +97,18 @@ export async function trainAgent<E>(
   };
   const dir = config.checkpoint.dir;
   const policyDir = join(dir, 'policy');
-  const policy = buildPolicy(config, task.vocabSize);
+  const from = config.model.from;
+  const pretrained =
+    from === ''
+      ? null
+      : await readHfModelInfo(from, { maxLength: config.model.maxLength }).catch(stopTracing);
+  if (pretrained && task.vocabSize !== pretrained.transformer.vocabSize)
+    stopTracing(
+      new Error(
+        `model.from: ${from} has ${pretrained.transformer.vocabSize} token rows, task "${task.name}" ${task.vocabSize}: build the task with createTask(config), which gives it the model's tokenizer`,
+      ),
+    );
+  const policy = buildPolicy(config, task.vocabSize, pretrained?.transformer);
   const run = rlRun(config, task, policy);
   const { optimizer, critic, criticOptimizer, generators } = run;
   let state: SavedState = { step: 0, warmStarted: false };
@@ -127,6 +144,13 @@ export async function trainAgent<E>(
   };
   if (config.checkpoint.resume) await resume().catch(releaseAll);
   if (!state.warmStarted) {
+    if (pretrained) {
+      const models = critic ? [policy, critic] : [policy];
+      for (const model of models) await loadHfWeights(model, from, pretrained).catch(releaseAll);
+      log(
+        `loaded ${from}: ${pretrained.architecture}, ${policy.numParameters().toLocaleString('en-US')} parameters`,
+      );
+    }
     if (config.init !== '') {
       await initPolicy(policy, config.init);
       log(`initialised the policy from ${config.init}`);
@@ -185,6 +209,11 @@ export async function trainAgent<E>(
   metricsLog.close();
   if (validation.length > 0 && result.evaluations.at(-1)?.step !== state.step) await runEval(state.step);
   await save();
+  if (pretrained) {
+    const out = join(dir, HF_EXPORT_DIR);
+    await exportPretrainedPolicy(out, policy, from, pretrained);
+    log(`Hugging Face folder of the trained policy: ${out}`);
+  }
   const records = readMetrics(metricsLog.path);
   const plotted = ['reward', ...(mainMetric ? [mainMetric] : []), 'toolCalls', 'entropy'];
   if (mainMetric) plotted.push(validationKey(mainMetric));

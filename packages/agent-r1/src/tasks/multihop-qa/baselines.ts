@@ -13,7 +13,7 @@ import { runTextEpisode } from '../../mdp/text-episode.js';
 import type { Doc, QaExample } from './data/types.js';
 import { comparisonOptions, readAnswer, scriptedSearcher } from './scripted.js';
 import { formatSearchHits, type Searcher } from './search/index.js';
-import { multihopPrompt, scoreAnswer } from './env.js';
+import { type MultihopStyle, scoreAnswer, tagStyle } from './env.js';
 
 // A user's question without a hop count is in no group but 'all' (the task then has no groups).
 const scoredExample = (q: QaExample, answer: string): ScoredExample => ({
@@ -76,10 +76,11 @@ export async function scriptedSearcherBaseline(
   questions: readonly QaExample[],
   makeEnv: EnvFactory<QaExample>,
   docs: ReadonlyMap<string, Doc>,
+  style: MultihopStyle = tagStyle(),
 ): Promise<ResultRow[]> {
   const scored = [];
   for (const q of questions) {
-    const ep = await runTextEpisode(makeEnv(), q, scriptedSearcher(q, docs, multihopPrompt(q)));
+    const ep = await runTextEpisode(makeEnv(), q, scriptedSearcher(q, docs, style));
     const answer = typeof ep.info.answer === 'string' ? ep.info.answer : '';
     scored.push(scoredExample(q, answer));
   }

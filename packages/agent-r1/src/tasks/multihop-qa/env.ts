@@ -9,9 +9,12 @@ import type { Tokenizer } from '@agent-r1/nn';
 import type { EnvFactory } from '../../mdp/env.js';
 import { ToolEnv } from '../../mdp/tool-env.js';
 import { exactMatch, f1Score, normalizeAnswer } from '../../rewards/qa.js';
+import type { ChatTools } from '../../tools/formats/chat.js';
+import { ANSWER_TAG, type ToolCallFormat } from '../../tools/formats/format.js';
 import { TagsFormat } from '../../tools/formats/tags.js';
 import { ToolRegistry } from '../../tools/registry.js';
-import type { AgentTask } from '../task.js';
+import type { Tool } from '../../tools/tool.js';
+import type { AgentTask, TaskVocabulary } from '../task.js';
 import type { Doc, QaExample } from './data/types.js';
 import { retrievalReward } from './retrieval-reward.js';
 import type { SearchIndex } from './search/bm25.js';
@@ -63,6 +66,46 @@ export function multihopFormat(): TagsFormat {
   return new TagsFormat({ tags: [{ tag: 'search', tool: SEARCH_TOOL, argument: 'query' }] });
 }
 
+/**
+ * How an episode is written: its prompt, the format of calls, answers and results, and the scripted
+ * searcher's actions in that format. `tagStyle` is the compact one a policy trained from scratch learns;
+ * `chatStyle` is a pretrained chat model's own (its template's prompt, Hermes tool calls).
+ */
+export interface MultihopStyle {
+  format: ToolCallFormat;
+  prompt(example: Pick<QaExample, 'question'>): string;
+  search(query: string): string;
+  answer(answer: string): string;
+  /** How many searches a text of actions and observations holds. */
+  searchesIn(text: string): number;
+}
+
+export function tagStyle(): MultihopStyle {
+  return {
+    format: multihopFormat(),
+    prompt: multihopPrompt,
+    search: (query) => `<search> ${query}</search>`,
+    answer: (answer) => `<${ANSWER_TAG}> ${answer}</${ANSWER_TAG}>`,
+    searchesIn: (text) => text.split('<search>').length - 1,
+  };
+}
+
+/** The system instruction of a chat model's episode (the template adds the tools and their syntax). */
+export const MULTIHOP_CHAT_INSTRUCTION =
+  'Answer the question. Search for the facts you need with the search tool; when you know the answer, reply with only the answer within <answer></answer> XML tags.';
+
+/** A pretrained chat model's episode: `chat` (its template's conventions) over the task's `tools`. */
+export function chatStyle(chat: ChatTools, tools: readonly Tool[]): MultihopStyle {
+  const call = '<tool_call>';
+  return {
+    format: chat.format,
+    prompt: (example) => chat.prompt(MULTIHOP_CHAT_INSTRUCTION, example.question, tools),
+    search: (query) => chat.format.renderCall({ name: SEARCH_TOOL, args: { query } }),
+    answer: (answer) => chat.format.renderAnswer(answer),
+    searchesIn: (text) => text.split(call).length - 1,
+  };
+}
+
 /** 1 when a gold answer occurs in the normalised prediction (SQuAD normalisation, whole words). */
 export function substringMatch(prediction: string, golds: readonly string[]): number {
   const p = ` ${normalizeAnswer(prediction)} `;
@@ -82,6 +125,17 @@ export function scoreAnswer(
   return { em: exactMatch(answer, golds), f1: f1Score(answer, golds), subEm: substringMatch(answer, golds) };
 }
 
+/** The task's tools: `search` over `index`, showing `options.topK` documents cut to `options.maxCharsPerDoc`. */
+export function multihopTools(index: SearchIndex, options: MultihopEnvOptions = {}): ToolRegistry {
+  return new ToolRegistry().register(
+    searchTool(index, {
+      defaultK: options.topK ?? 3,
+      maxK: options.topK ?? 3,
+      maxCharsPerDoc: options.maxCharsPerDoc ?? MULTIHOP_SNIPPET_CHARS,
+    }),
+  );
+}
+
 /**
  * The environment factory: a ToolEnv with the `search` tool over `index`; `docs` (the corpus by id) lets it
  * pay `options.retrievalReward`.
@@ -90,25 +144,19 @@ export function makeMultihopEnv(
   index: SearchIndex,
   options: MultihopEnvOptions = {},
   docs?: ReadonlyMap<string, Doc>,
+  style: MultihopStyle = tagStyle(),
 ): EnvFactory<QaExample> {
   const retrieval = options.retrievalReward ?? 0;
   if (retrieval !== 0 && docs === undefined)
     throw new Error('makeMultihopEnv: retrievalReward needs the corpus documents (docs)');
-  const tools = new ToolRegistry().register(
-    searchTool(index, {
-      defaultK: options.topK ?? 3,
-      maxK: options.topK ?? 3,
-      maxCharsPerDoc: options.maxCharsPerDoc ?? MULTIHOP_SNIPPET_CHARS,
-    }),
-  );
-  const format = multihopFormat();
+  const tools = multihopTools(index, options);
   return () =>
     new ToolEnv<QaExample>({
       tools,
-      format,
+      format: style.format,
       maxTurns: options.maxTurns ?? 4,
       formatReward: options.formatReward ?? 0.1,
-      buildPrompt: (ex) => multihopPrompt(ex),
+      buildPrompt: (ex) => style.prompt(ex),
       score: (ex, answer) => {
         const s = scoreAnswer(answer, ex.answers);
         return { reward: s.em, info: { ...s, hops: ex.hops, kind: ex.kind, gold: ex.answers[0] ?? '' } };
@@ -140,35 +188,32 @@ export function multihopEnvOptions(
   };
 }
 
-/**
- * What the agent needs of the task to answer questions, shared by `multihopQaTask` and a page that has
- * only a checkpoint's tokenizer and a corpus: the tokenizer as codec, what ends an action, the answer
- * metrics, the environment and typed questions.
- */
-export function multihopAnswering(
-  makeEnv: EnvFactory<QaExample>,
-  tokenizer: Tokenizer,
-): Pick<
-  AgentTask<QaExample>,
-  | 'name'
-  | 'answerMetrics'
-  | 'makeEnv'
-  | 'codec'
-  | 'vocabSize'
-  | 'tokenizer'
-  | 'stopTokens'
-  | 'stopStrings'
-  | 'fromQuestion'
-> {
+/** The vocabulary of a task whose tokenizer is ours (a trained BPE): `<eos>` and the closing tags end an action. */
+export function tagVocabulary(tokenizer: Tokenizer): TaskVocabulary {
   return {
-    name: 'multihop-qa',
-    answerMetrics: ['em', 'f1', 'subEm'],
-    makeEnv,
     codec: { encode: (t) => tokenizer.encode(t), decode: (ids) => tokenizer.decode(ids) },
     vocabSize: tokenizer.vocabSize,
     tokenizer,
     stopTokens: [tokenizer.tokenId('<eos>')],
     stopStrings: multihopFormat().stop,
+  };
+}
+
+/**
+ * What the agent needs of the task to answer questions, shared by `multihopQaTask` and a page that has
+ * only a checkpoint's tokenizer and a corpus: the vocabulary (codec, stop tokens: `tagVocabulary` of a
+ * trained BPE, or a pretrained model's), the answer metrics, the environment and typed questions. A
+ * `Tokenizer` stands for its `tagVocabulary`.
+ */
+export function multihopAnswering(
+  makeEnv: EnvFactory<QaExample>,
+  vocabulary: Tokenizer | TaskVocabulary,
+): Pick<AgentTask<QaExample>, 'name' | 'answerMetrics' | 'makeEnv' | 'fromQuestion' | keyof TaskVocabulary> {
+  return {
+    name: 'multihop-qa',
+    answerMetrics: ['em', 'f1', 'subEm'],
+    makeEnv,
+    ...('codec' in vocabulary ? vocabulary : tagVocabulary(vocabulary)),
     fromQuestion: (question) => ({
       id: 'user',
       question,

@@ -6,6 +6,7 @@
 import type { TextPolicy } from '../../mdp/text-episode.js';
 import { containsAnswer } from './data/recall.js';
 import type { Doc, QaExample } from './data/types.js';
+import { type MultihopStyle, tagStyle } from './env.js';
 
 /** `Title (facet)` → { main: 'Title', facet: 'facet' }; a title without parentheses has no facet. */
 export function splitTitle(title: string): { main: string; facet: string | undefined } {
@@ -119,8 +120,9 @@ function afterPrompt(context: string, prompt: string): string {
 export function scriptedSearcher(
   example: QaExample,
   docs: ReadonlyMap<string, Doc>,
-  prompt: string,
+  style: MultihopStyle = tagStyle(),
 ): TextPolicy {
+  const prompt = style.prompt(example);
   const titles = example.supportingDocs.map((id) => docs.get(id)?.title ?? '');
   const hops = titles.length;
   const queryFor = (hop: number, seen: string): string | undefined => {
@@ -136,16 +138,16 @@ export function scriptedSearcher(
   };
   return (context) => {
     const seen = afterPrompt(context, prompt);
-    const searched = seen.split('<search>').length - 1;
+    const searched = style.searchesIn(seen);
     if (searched < hops) {
       const q = queryFor(searched, seen);
-      if (q !== undefined) return `<search> ${q}</search>`;
+      if (q !== undefined) return style.search(q);
     }
     const evidence = example.evidence ?? [];
     const retrieved = evidence.length > 0 && evidence.every((e) => containsAnswer(seen, [e]));
     const answer = retrieved
       ? (example.answers.find((a) => containsAnswer(seen, [a])) ?? example.answers[0])
       : readAnswer(example.question, seen);
-    return `<answer> ${answer}</answer>`;
+    return style.answer(answer);
   };
 }

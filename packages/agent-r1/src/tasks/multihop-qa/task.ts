@@ -16,7 +16,8 @@ import type { EnvFactory } from '../../mdp/env.js';
 import { runTextEpisode } from '../../mdp/text-episode.js';
 import { completeOptions } from '../../options/validate.js';
 import { type KindMix, kindWeights, mixesKinds } from '../kind-balance.js';
-import type { AgentTask, TrainingStage } from '../task.js';
+import { pretrainedChat } from '../pretrained-chat.js';
+import type { AgentTask, TaskContext, TrainingStage } from '../task.js';
 import { type MultihopOptions, MultihopOptionsSchema } from './options.js';
 import { noRetrievalBaseline, naiveRagBaseline, scriptedSearcherBaseline } from './baselines.js';
 import { buildMultihopDataset, DATASET_VERSION } from './data/build.js';
@@ -26,10 +27,12 @@ import {
   MULTIHOP_SNIPPET_CHARS,
   MULTIHOP_SPECIAL_TOKENS,
   type MultihopEnvOptions,
+  chatStyle,
   makeMultihopEnv,
   multihopAnswering,
   multihopEnvOptions,
-  multihopPrompt,
+  multihopTools,
+  tagStyle,
 } from './env.js';
 import { entityRenamer, renamePool } from './rename.js';
 import { scriptedSearcher } from './scripted.js';
@@ -43,10 +46,16 @@ export {
   makeMultihopEnv,
   multihopAnswering,
   multihopEnvOptions,
+  MULTIHOP_CHAT_INSTRUCTION,
+  type MultihopStyle,
+  chatStyle,
   multihopFormat,
   multihopPrompt,
+  multihopTools,
   scoreAnswer,
   substringMatch,
+  tagStyle,
+  tagVocabulary,
 } from './env.js';
 
 /** Bump when the tokenizer's training texts or pre-tokeniser change, so a stale cached one is not reused. */
@@ -124,7 +133,7 @@ async function demonstrationTexts(
 ): Promise<string[]> {
   const out: string[] = [];
   for (const ex of examples) {
-    const ep = await runTextEpisode(makeEnv(), ex, scriptedSearcher(ex, r.docs, multihopPrompt(ex)));
+    const ep = await runTextEpisode(makeEnv(), ex, scriptedSearcher(ex, r.docs));
     out.push(ep.context);
   }
   return out;
@@ -182,6 +191,7 @@ export async function multihopQaTask(
     taskOptions?: Record<string, unknown>;
   },
   options: MultihopTaskOptions = {},
+  context: TaskContext = {},
 ): Promise<AgentTask<QaExample>> {
   const own = completeOptions<MultihopOptions>(MultihopOptionsSchema, config.taskOptions ?? {}, {
     prefix: 'taskOptions',
@@ -196,8 +206,12 @@ export async function multihopQaTask(
   const test = questionsFile === '' ? r.dataset.questions.test : loadQuestionsJsonl(questionsFile);
   if (test.length === 0) throw new Error(`questions ${questionsFile}: the file holds no questions`);
   const index = ownCorpus ? r.index : userCorpusIndex(corpusFile);
-  const makeEnv = makeMultihopEnv(index, envOptions, r.docs);
-  const tokenizer = await multihopTokenizer(r, options);
+  // A pretrained model keeps its own tokenizer and speaks its chat template; a policy from scratch gets a
+  // BPE trained on the corpus and the compact tags.
+  const chat = context.pretrained ? pretrainedChat(context.pretrained) : null;
+  const style = chat ? chatStyle(chat.chat, multihopTools(index, envOptions).list()) : tagStyle();
+  const makeEnv = makeMultihopEnv(index, envOptions, r.docs, style);
+  const vocabulary = chat ? chat.vocabulary : await multihopTokenizer(r, options);
   const { train, validation } = r.dataset.questions;
   const namePool = renamePool(train);
   const trainSplit = options.trainLimit === undefined ? train : train.slice(0, options.trainLimit);
@@ -215,7 +229,7 @@ export async function multihopQaTask(
   for (const stage of ['warm-start', 'rl'] as const)
     kindWeights(kindOf, stage === 'rl' ? rlPrompts : trainSplit, mixOf(stage));
   return {
-    ...multihopAnswering(makeEnv, tokenizer),
+    ...multihopAnswering(makeEnv, vocabulary),
     train: trainSplit,
     rlPrompts,
     exampleWeights: (stage, examples) =>
@@ -241,13 +255,13 @@ export async function multihopQaTask(
       })),
       // The gold-chain searcher needs each question's supporting documents in the corpus searched.
       ...(corpusFile === '' && examples.every((q) => q.supportingDocs.length > 0)
-        ? await scriptedSearcherBaseline(examples, makeEnv, r.docs)
+        ? await scriptedSearcherBaseline(examples, makeEnv, r.docs, style)
         : []),
     ],
     // The search corpus, as the tokenizer read it: what a pretrained model would have read (Wikipedia, for
     // the paper's models), test places included, as it is in the documents the tool returns.
     pretrainTexts: () => r.dataset.corpus.map((d) => `${d.title}: ${d.contents}`),
-    scripted: (ex) => scriptedSearcher(ex, r.docs, multihopPrompt(ex)),
+    scripted: (ex) => scriptedSearcher(ex, r.docs, style),
     renameEntities: (ex, texts, generator) => entityRenamer(ex, texts, namePool, generator),
   };
 }

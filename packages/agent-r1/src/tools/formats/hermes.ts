@@ -16,6 +16,25 @@ import {
 const CALL = 'tool_call';
 const RESPONSE = 'tool_response';
 
+export interface HermesOptions extends ObservationWrapping {
+  /**
+   * How a rendered call's JSON is spaced: 'compact' (JSON.stringify, the default) or 'spaced', with
+   * Python json.dumps's `, ` and `: ` separators, as Qwen's chat templates write tool calls.
+   */
+  callJson?: 'compact' | 'spaced';
+}
+
+/** JSON with json.dumps's default separators. */
+function spacedJson(v: unknown): string {
+  if (Array.isArray(v)) return `[${v.map(spacedJson).join(', ')}]`;
+  if (v !== null && typeof v === 'object')
+    return `{${Object.entries(v)
+      .filter(([, x]) => x !== undefined)
+      .map(([k, x]) => `${JSON.stringify(k)}: ${spacedJson(x)}`)
+      .join(', ')}}`;
+  return JSON.stringify(v);
+}
+
 function isObject(v: unknown): v is Record<string, unknown> {
   return v !== null && typeof v === 'object' && !Array.isArray(v);
 }
@@ -49,10 +68,12 @@ export class HermesFormat implements ToolCallFormat {
   readonly stop: readonly string[] = [`</${CALL}>`, `</${ANSWER_TAG}>`];
   readonly #prefix: string;
   readonly #suffix: string;
+  readonly #json: (v: unknown) => string;
 
-  constructor(options: ObservationWrapping = {}) {
+  constructor(options: HermesOptions = {}) {
     this.#prefix = options.observationPrefix ?? '\n';
     this.#suffix = options.observationSuffix ?? '\n';
+    this.#json = options.callJson === 'spaced' ? spacedJson : JSON.stringify;
   }
 
   parse(actionText: string): ParsedAction {
@@ -71,7 +92,7 @@ export class HermesFormat implements ToolCallFormat {
 
   renderCall(call: ToolCall): string {
     // '<' is written as its JSON escape, so no argument can open or close a tag.
-    const json = JSON.stringify({ name: call.name, arguments: call.args }).replace(/</g, '\\u003c');
+    const json = this.#json({ name: call.name, arguments: call.args }).replace(/</g, '\\u003c');
     return `<${CALL}>\n${json}\n</${CALL}>`;
   }
 
