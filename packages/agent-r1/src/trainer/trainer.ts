@@ -161,8 +161,9 @@ export async function trainAgent<E>(
   }
   if (usesReference && !run.ctx.reference) run.startReference();
   const describe = agentFiles(config, task, policy);
-  const save = () =>
-    saveCheckpoint(policyDir, {
+  // A run from a pretrained model also keeps its latest policy as a Hugging Face folder (checkpoint.dir/hf).
+  const save = async () => {
+    await saveCheckpoint(policyDir, {
       model: policy,
       optimizer,
       generators,
@@ -170,6 +171,8 @@ export async function trainAgent<E>(
       files: describe,
       companions: companions(),
     });
+    if (pretrained) await exportPretrainedPolicy(join(dir, HF_EXPORT_DIR), policy, from, pretrained);
+  };
   // Rows after the resumed step go; a run resumed at step 0 evaluates step 0 again, so its row goes too.
   const metricsLog = openMetricsLog(config.log.dir, { fromStep: state.step === 0 ? 0 : state.step + 1 });
   const validation = task.validation.slice(0, config.eval.examples);
@@ -209,11 +212,7 @@ export async function trainAgent<E>(
   metricsLog.close();
   if (validation.length > 0 && result.evaluations.at(-1)?.step !== state.step) await runEval(state.step);
   await save();
-  if (pretrained) {
-    const out = join(dir, HF_EXPORT_DIR);
-    await exportPretrainedPolicy(out, policy, from, pretrained);
-    log(`Hugging Face folder of the trained policy: ${out}`);
-  }
+  if (pretrained) log(`the trained policy as a Hugging Face folder: ${join(dir, HF_EXPORT_DIR)}`);
   const records = readMetrics(metricsLog.path);
   const plotted = ['reward', ...(mainMetric ? [mainMetric] : []), 'toolCalls', 'entropy'];
   if (mainMetric) plotted.push(validationKey(mainMetric));
