@@ -71,18 +71,25 @@ function binary(
 ) {
   return (x: TensorOrScalar, y: TensorOrScalar): Tensor => {
     const [a, b, release] = operands(x, y);
-    const out = binaryPrimitive(op, a, b, dtypeOf(a, b));
+    const dtype = dtypeOf(a, b);
+    // The graph records the promoted operands, so a gradient reaches each input through its cast, in
+    // the input's own dtype (a float32 leaf added to a float64 tensor gets a float32 gradient).
+    const ac = a.dtype === dtype ? a : cast(a, dtype);
+    const bc = b.dtype === dtype ? b : cast(b, dtype);
+    const out = binaryPrimitive(op, ac, bc, dtype);
     const result = record(
       op,
       out,
-      [a, b],
+      [ac, bc],
       (g, saved, needs) => {
         const [sa, sb, so] = saved;
         const [ga, gb] = grad(g, sa, sb, so, needs);
         return [ga && sumToShape(ga, sa.shape), gb && sumToShape(gb, sb.shape)];
       },
-      saves === 'inputs' ? [a, b] : [a, b, out],
+      saves === 'inputs' ? [ac, bc] : [ac, bc, out],
     );
+    if (ac !== a) ac.dispose();
+    if (bc !== b) bc.dispose();
     release();
     return result;
   };
@@ -104,7 +111,8 @@ export const pow = binary(
   'pow',
   floatResult,
   (g, a, b, out, needs) => [
-    needs[0] ? g.mul(b).mul(a.pow(b.sub(1))) : null,
+    // d(a^b)/da = b a^(b-1), which is 0 where b = 0 (a^0 is constant), also at a = 0 where 0 * 0^-1 is NaN.
+    needs[0] ? where(b.eq(0), 0, g.mul(b).mul(a.pow(b.sub(1)))) : null,
     // d(a^b)/db = a^b log a, taken as 0 where a <= 0 (where the real power is undefined or constant).
     needs[1] ? where(a.gt(0), g.mul(out).mul(a.log()), 0) : null,
   ],

@@ -48,7 +48,12 @@ export const logSoftmax = (x: Tensor, axis = -1) => onAxis(x, axis, (t) => softm
 
 /** log(sum(exp(x))) along an axis, stable for large values. */
 export function logsumexp(x: Tensor, axis = -1, keepdim = false): Tensor {
-  const m = x.max(axis, true).detach();
+  // An infinite maximum is shifted by 0 instead: a row of -inf then gives log(0) = -inf, not -inf - -inf.
+  const max = x.max(axis, true).detach();
+  const size = max.abs();
+  const finite = size.lt(Number.POSITIVE_INFINITY);
+  const m = where(finite, max, 0);
+  for (const t of [max, size, finite]) t.dispose();
   const shifted = x.sub(m);
   const e = shifted.exp();
   const s = e.sum(axis, true);
