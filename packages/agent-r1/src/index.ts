@@ -149,6 +149,7 @@ export {
 export {
   type ResultRow,
   type ScoredExample,
+  type TableGroups,
   aggregateRows,
   formatResultsMatrix,
   formatResultsTable,

@@ -12,11 +12,16 @@ import { evaluate } from './evaluate.js';
 
 export type { ResultRow };
 
-/** One scored example: its group and its answer's scores. */
+/** One scored example: its group (or groups), whether it counts in 'all', and its answer's scores. */
 export interface ScoredExample {
-  group: number | string;
+  group: TableGroups;
+  /** False for a probe example reported only in its own group (default true). */
+  inAll?: boolean;
   scores: Record<string, number>;
 }
+
+/** The table group, or groups, of an example (e.g. its hop count and 'comparisons'). */
+export type TableGroups = number | string | readonly (number | string)[];
 
 /** How the table names things: its group column and groups, its metrics (the first two in the matrix). */
 export interface TableLayout {
@@ -52,11 +57,15 @@ const compareGroups = (a: number | string, b: number | string) =>
           ? -1
           : 1;
 
-/** Mean scores per group and over all examples ('all' last). */
+/** Mean scores per group and over all examples but probes ('all' last). */
 export function aggregateRows(method: string, scored: readonly ScoredExample[]): ResultRow[] {
   const groups = new Map<number | string, ScoredExample[]>();
-  for (const s of scored) groups.set(s.group, [...(groups.get(s.group) ?? []), s]);
-  groups.set('all', [...scored]);
+  for (const s of scored)
+    for (const g of [s.group].flat()) if (g !== 'all') groups.set(g, [...(groups.get(g) ?? []), s]);
+  groups.set(
+    'all',
+    scored.filter((s) => s.inAll !== false),
+  );
   const keys = [...new Set(scored.flatMap((s) => Object.keys(s.scores)))];
   return [...groups.keys()].sort(compareGroups).map((group) => {
     const xs = groups.get(group) ?? [];
@@ -71,7 +80,8 @@ const score = (info: Record<string, unknown>, key: string) =>
 
 /**
  * Greedy evaluation of a policy, scored per example on the task's answer metrics: a trajectory that never
- * answered scores 0. The group is `task.groupOf(example)` when the task defines it, else 'all' only.
+ * answered scores 0. The groups are `task.groupOf(example)` when the task defines it, else 'all' only; an
+ * example for which `task.countsInAll` is false is left out of 'all'.
  */
 export async function policyRows<E>(
   method: string,
@@ -83,6 +93,7 @@ export async function policyRows<E>(
   const { trajectories } = await evaluate(policy, task, examples, limits);
   const scored = trajectories.map((t) => ({
     group: task.groupOf ? task.groupOf(examples[t.group]) : 'all',
+    inAll: task.countsInAll?.(examples[t.group]) ?? true,
     scores: Object.fromEntries((task.answerMetrics ?? []).map((k) => [k, score(t.info, k)])),
   }));
   return aggregateRows(method, scored);

@@ -34,8 +34,16 @@ export interface AgentTask<Example = unknown> {
   test?: readonly Example[];
   /** Where `test` comes from, for the table's title: 'test split' by default, or e.g. a user's file. */
   testSource?: string;
-  /** The results table's group of an example (hop count for multi-hop QA); absent: one group. */
-  groupOf?(example: Example): number | string;
+  /**
+   * The results table's group of an example (hop count for multi-hop QA), or its groups (a comparison
+   * question is also in 'comparisons'); absent: one group.
+   */
+  groupOf?(example: Example): number | string | readonly (number | string)[];
+  /**
+   * Whether an example counts in the table's 'all' column (default true): false for a probe, e.g. a copy
+   * of a question with its options swapped, which is reported in its own group only.
+   */
+  countsInAll?(example: Example): boolean;
   /** What the groups are called in the table ('hops'), and a group's column name ('2-hop'). */
   groupName?: string;
   groupLabel?(group: number | string): string;

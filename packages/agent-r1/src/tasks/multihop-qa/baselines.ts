@@ -14,10 +14,12 @@ import type { Doc, QaExample } from './data/types.js';
 import { comparisonOptions, readAnswer, scriptedSearcher } from './scripted.js';
 import { formatSearchHits, type Searcher } from './search/index.js';
 import { type MultihopStyle, scoreAnswer, tagStyle } from './env.js';
+import { isSwappedComparison, multihopGroups } from './swapped.js';
 
 // A user's question without a hop count is in no group but 'all' (the task then has no groups).
 const scoredExample = (q: QaExample, answer: string): ScoredExample => ({
-  group: q.hops > 0 ? q.hops : 'all',
+  group: multihopGroups(q),
+  inAll: !isSwappedComparison(q),
   scores: scoreAnswer(answer, q.answers),
 });
 

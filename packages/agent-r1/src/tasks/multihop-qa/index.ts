@@ -7,6 +7,14 @@ export {
 } from './baselines.js';
 export { readAnswer, scriptedSearcher, splitTitle, statedType } from './scripted.js';
 export { retrievalReward } from './retrieval-reward.js';
+export {
+  COMPARISONS_GROUP,
+  SWAPPED_GROUP,
+  isSwappedComparison,
+  multihopGroups,
+  swappedComparison,
+  withSwappedComparisons,
+} from './swapped.js';
 export { serveMultihopSearch, startMultihopSearchServer } from './serve.js';
 export {
   DEFAULT_MULTIHOP_CACHE_DIR,

@@ -36,6 +36,7 @@ import {
 } from './env.js';
 import { entityRenamer, renamePool } from './rename.js';
 import { scriptedSearcher } from './scripted.js';
+import { isSwappedComparison, multihopGroups, withSwappedComparisons } from './swapped.js';
 import { SearchIndex } from './search/index.js';
 
 export {
@@ -203,7 +204,9 @@ export async function multihopQaTask(
   const ownCorpus = corpusFile === '';
   const envOptions = multihopEnvOptions(config, options, ownCorpus);
   // The user's questions first: a bad line stops the run before an index or a tokenizer is built.
-  const test = questionsFile === '' ? r.dataset.questions.test : loadQuestionsJsonl(questionsFile);
+  const test = withSwappedComparisons(
+    questionsFile === '' ? r.dataset.questions.test : loadQuestionsJsonl(questionsFile),
+  );
   if (test.length === 0) throw new Error(`questions ${questionsFile}: the file holds no questions`);
   const index = ownCorpus ? r.index : userCorpusIndex(corpusFile);
   // A pretrained model keeps its own tokenizer and speaks its chat template; a policy from scratch gets a
@@ -239,12 +242,13 @@ export async function multihopQaTask(
       options.validationLimit === undefined ? validation : validation.slice(0, options.validationLimit),
     test,
     testSource: questionsFile === '' ? 'test split' : questionsFile,
+    countsInAll: (ex) => !isSwappedComparison(ex),
     // A user's questions without hop counts are one group, not a '0-hop' column.
     ...(test.every((q) => q.hops > 0)
       ? {
-          groupOf: (ex: QaExample) => ex.hops,
+          groupOf: multihopGroups,
           groupName: 'hops',
-          groupLabel: (g: number | string) => `${g}-hop`,
+          groupLabel: (g: number | string) => (typeof g === 'number' ? `${g}-hop` : String(g)),
         }
       : {}),
     baselines: async (examples) => [

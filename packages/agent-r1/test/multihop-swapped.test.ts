@@ -1,0 +1,48 @@
+/**
+ * The comparison questions' position probe: each test comparison again with its two options swapped,
+ * reported in a group of its own and left out of 'all'.
+ */
+import { describe, expect, it } from 'vitest';
+import { comparisonOptions } from '../src/tasks/multihop-qa/scripted.js';
+import { COMPARISONS_GROUP, SWAPPED_GROUP, isSwappedComparison } from '../src/tasks/multihop-qa/swapped.js';
+import type { QaExample } from '../src/tasks/multihop-qa/data/types.js';
+import { createTask } from '../src/tasks/index.js';
+import type { AgentTask, ResultRow } from '../src/tasks/task.js';
+import { resolveConfig } from '../src/trainer/config.js';
+
+const row = (rows: ResultRow[], method: string, group: number | string) =>
+  rows.find((r) => r.method === method && r.group === group)!;
+
+describe('swapped comparisons', () => {
+  it('follow each test comparison with its options, documents and evidence swapped, and stay out of "all"', async () => {
+    const task = (await createTask(resolveConfig({ preset: 'multihop' }))) as AgentTask<QaExample>;
+    const test = task.test!;
+    const swapped = test.filter(isSwappedComparison);
+    const originals = test.filter((q) => !isSwappedComparison(q));
+    expect(swapped.length).toBeGreaterThan(40);
+    for (const copy of swapped) {
+      const original = test[test.indexOf(copy) - 1];
+      expect(copy.id).toBe(`${original.id}~swapped`);
+      const [x, y] = comparisonOptions(original.question)!;
+      expect(comparisonOptions(copy.question)).toEqual([y, x]);
+      expect(copy.question.replace(`${y} or ${x}`, '')).toBe(original.question.replace(`${x} or ${y}`, ''));
+      expect(copy.answers).toEqual(original.answers);
+      expect(copy.supportingDocs).toEqual([...original.supportingDocs].reverse());
+      expect(copy.evidence).toEqual([...(original.evidence ?? [])].reverse());
+    }
+
+    const rows = await task.baselines!(test);
+    for (const method of ['no retrieval', 'naive RAG', 'scripted searcher']) {
+      expect(row(rows, method, 'all').n).toBe(originals.length);
+      expect(row(rows, method, COMPARISONS_GROUP).n).toBe(swapped.length);
+      expect(row(rows, method, SWAPPED_GROUP).n).toBe(swapped.length);
+    }
+    // Reading the facts is position-invariant: the gold-chain searcher gets every comparison both ways.
+    expect(row(rows, 'scripted searcher', COMPARISONS_GROUP).scores.em).toBe(1);
+    expect(row(rows, 'scripted searcher', SWAPPED_GROUP).scores.em).toBe(1);
+    // Answering by position is not: no retrieval names the first option, right on exactly one of each pair.
+    const first = row(rows, 'no retrieval', COMPARISONS_GROUP).scores.em;
+    const second = row(rows, 'no retrieval', SWAPPED_GROUP).scores.em;
+    expect(first + second).toBeCloseTo(1, 12);
+  });
+});
