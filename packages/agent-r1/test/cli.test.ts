@@ -28,6 +28,7 @@ function fakes(result?: number) {
     eval: record('eval'),
     chat: record('chat'),
     serveSearch: record('serveSearch') as (ctx: ServeSearchContext) => number | undefined,
+    seeds: record('seeds'),
   };
   return { handlers, calls };
 }
@@ -46,6 +47,7 @@ describe('runCli dispatch', () => {
       ['eval', 'eval'],
       ['chat', 'chat'],
       ['serve-search', 'serveSearch'],
+      ['seeds', 'seeds'],
     ]) {
       const { handlers, calls } = fakes();
       const r = await cli([cmd], handlers);

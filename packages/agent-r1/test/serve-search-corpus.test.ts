@@ -90,6 +90,7 @@ describe('the corpus serve-search is given', () => {
         train: none,
         eval: none,
         chat: none,
+        seeds: none,
         serveSearch: (ctx: ServeSearchContext) => {
           corpus = servedCorpus(ctx);
         },

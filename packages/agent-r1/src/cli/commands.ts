@@ -1,7 +1,7 @@
-/** The `agent-r1` subcommands over the trainer: train, eval, chat (serve-search comes with the QA task). */
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
-import { MODEL_FILE } from '@agent-r1/nn';
+/** The `agent-r1` subcommands over the trainer: train, eval, seeds, chat (serve-search comes with the QA task). */
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { MODEL_FILE, writeFileAtomicSync } from '@agent-r1/nn';
 import type { CommandContext, CommandHandlers } from './handlers.js';
 import { type Trajectory, totalReward } from '../mdp/trajectory.js';
 import { createTask } from '../tasks/index.js';
@@ -12,6 +12,7 @@ import { prepareBackend } from '../trainer/backend-setup.js';
 import { chat } from './chat.js';
 import { demonstrate } from '../trainer/demonstrations.js';
 import { describeEvaluation } from '../evaluation/evaluate.js';
+import { formatSeedTables, parseRunRows } from '../evaluation/seeds.js';
 import { imitationReport, imitationTable } from '../evaluation/imitation.js';
 import {
   type TablePolicy,
@@ -113,6 +114,26 @@ export const handlers: CommandHandlers = {
       ]);
     }
     result.policy.dispose();
+  },
+
+  async seeds(ctx) {
+    const { config, options } = ctx;
+    const dirs = options.runs ?? [];
+    if (dirs.length < 2)
+      throw new Error('seeds: give two --run folders or more, each holding a results.json');
+    const runs = dirs.map((dir) => {
+      const file = dir.endsWith('.json') ? dir : join(dir, 'results.json');
+      if (!existsSync(file))
+        throw new Error(`seeds: ${file} does not exist (is ${dir} a finished run's log.dir?)`);
+      return parseRunRows(readFileSync(file, 'utf8'), file);
+    });
+    // The task only names the table's groups and metrics.
+    const task = await createTask(config);
+    const text = formatSeedTables(runs, tableLayout(task), { reference: options.reference });
+    const out = join(options.out ?? config.log.dir, 'results-seeds.md');
+    mkdirSync(dirname(out), { recursive: true });
+    writeFileAtomicSync(out, `# ${task.name}: ${runs.length} seeds\n\n${text}`);
+    ctx.stdout.write(`${text}\nresults: ${out}\n`);
   },
 
   async eval(ctx) {

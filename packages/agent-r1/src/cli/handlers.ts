@@ -5,7 +5,7 @@
  */
 import type { TrainConfig } from '../trainer/config.js';
 
-export type CommandName = 'train' | 'eval' | 'chat' | 'serve-search';
+export type CommandName = 'train' | 'eval' | 'chat' | 'serve-search' | 'seeds';
 
 /** Where a command writes (process.stdout / process.stderr, or a capture in tests). */
 export interface CliOutput {
@@ -33,6 +33,10 @@ export interface CommandOptions {
   split?: 'test' | 'validation';
   /** eval: --imitation, also each policy's token-by-token imitation of the scripted demonstrations. */
   imitation?: boolean;
+  /** seeds: --run <dir> (repeatable): runs of one pipeline under different seeds, each with results.json. */
+  runs?: string[];
+  /** seeds: --reference <method>, the row the gains are measured from (default: the warm start's). */
+  reference?: string;
 }
 
 export interface CommandContext {
@@ -60,6 +64,7 @@ export interface CommandHandlers {
   eval(ctx: CommandContext): HandlerResult;
   chat(ctx: CommandContext): HandlerResult;
   serveSearch(ctx: ServeSearchContext): HandlerResult;
+  seeds(ctx: CommandContext): HandlerResult;
 }
 
 export const HANDLERS_NOT_BUILT = 'agent-r1: command handlers are not built yet';

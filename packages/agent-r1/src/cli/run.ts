@@ -1,5 +1,5 @@
 /**
- * The `agent-r1` command line: subcommands train, eval, chat, serve-search and compare-traces, the shared
+ * The `agent-r1` command line: subcommands train, eval, seeds, chat, serve-search and compare-traces, the shared
  * options --config / --preset / --backend / --checkpoint, and trailing `key.sub=value` config overrides.
  * It parses, resolves the config and dispatches to handlers; what the commands do lives in the handlers.
  */
@@ -128,6 +128,8 @@ export async function runCli(
         out: opts.out as string | undefined,
         split: opts.split as 'test' | 'validation' | undefined,
         imitation: opts.imitation as boolean | undefined,
+        runs: opts.run as string[] | undefined,
+        reference: opts.reference as string | undefined,
       };
       for (const file of (opts.taskModule as string[] | undefined) ?? []) await loadTaskModule(file);
       const flags: string[] = [];
@@ -175,6 +177,14 @@ export async function runCli(
       "also how closely each policy imitates the scripted searcher's successful demonstrations, token by token",
     )
     .action(run('eval', (h, ctx) => h.eval(ctx)));
+  define(
+    'seeds',
+    "one results table over runs under several seeds: each cell's mean and spread, and the gains over the warm start, paired seed by seed",
+  )
+    .option('--run <dir>', "a run's log.dir, holding its results.json (repeatable; at least two)", collect)
+    .option('--reference <method>', 'the row gains are measured from', 'supervised (warm start)')
+    .option('--out <dir>', 'where results-seeds.md goes (default: log.dir)')
+    .action(run('seeds', (h, ctx) => h.seeds(ctx)));
   define('chat', 'talk to a checkpoint, with its tools, in the terminal').action(
     run('chat', (h, ctx) => h.chat(ctx)),
   );
