@@ -148,7 +148,9 @@ export {
 } from './trainer/progress.js';
 export {
   type ResultRow,
+  SAME_ANSWER,
   type ScoredExample,
+  addTwinAgreement,
   type TableGroups,
   aggregateRows,
   formatResultsMatrix,

@@ -3,6 +3,7 @@
  * reported in a group of its own and left out of 'all'.
  */
 import { describe, expect, it } from 'vitest';
+import { formatResultsTable, tableLayout } from '../src/evaluation/results.js';
 import { comparisonOptions } from '../src/tasks/multihop-qa/scripted.js';
 import { COMPARISONS_GROUP, SWAPPED_GROUP, isSwappedComparison } from '../src/tasks/multihop-qa/swapped.js';
 import type { QaExample } from '../src/tasks/multihop-qa/data/types.js';
@@ -44,5 +45,13 @@ describe('swapped comparisons', () => {
     const first = row(rows, 'no retrieval', COMPARISONS_GROUP).scores.em;
     const second = row(rows, 'no retrieval', SWAPPED_GROUP).scores.em;
     expect(first + second).toBeCloseTo(1, 12);
+    // How often a pair gets the same answer, on the swapped copies only: 1 read, 0 by position.
+    expect(row(rows, 'scripted searcher', SWAPPED_GROUP).scores.sameAnswer).toBe(1);
+    expect(row(rows, 'no retrieval', SWAPPED_GROUP).scores.sameAnswer).toBe(0);
+    expect(row(rows, 'no retrieval', COMPARISONS_GROUP).scores.sameAnswer).toBeUndefined();
+    expect(row(rows, 'no retrieval', 'all').scores.sameAnswer).toBeUndefined();
+    expect(formatResultsTable(rows, tableLayout(task))).toContain(
+      `| scripted searcher | ${SWAPPED_GROUP} | ${swapped.length} | 1.000 | 1.000 | 1.000 | 1.000 |`,
+    );
   });
 });

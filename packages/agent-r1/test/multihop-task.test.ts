@@ -167,7 +167,7 @@ describe('multihop-qa task', () => {
     const em = (rows: typeof naive) => rows.find((x) => x.group === 2)?.scores.em ?? Number.NaN;
     expect(em(scripted) - em(naive)).toBeGreaterThan(0.4);
     const table = formatResultsTable([...naive, ...scripted], tableLayout(task));
-    expect(table.split('\n')[0]).toBe('| method | hops | n | EM | F1 | subEM |');
+    expect(table.split('\n')[0]).toBe('| method | hops | n | EM | F1 | subEM | same answer |');
     expect(table).toContain('| naive RAG | 2 |');
   });
 

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { type TransformerLM, writeFileAtomicSync } from '@agent-r1/nn';
 import type { RolloutLimits } from '../rollout/config.js';
 import type { AgentTask, ResultRow } from '../tasks/task.js';
+import { normalizeAnswer } from '../rewards/qa.js';
 import { evaluate } from './evaluate.js';
 
 export type { ResultRow };
@@ -31,13 +32,18 @@ export interface TableLayout {
   groupLabel(group: number | string): string;
 }
 
-const KNOWN_LABELS: Readonly<Record<string, string>> = { em: 'EM', f1: 'F1', subEm: 'subEM' };
+const KNOWN_LABELS: Readonly<Record<string, string>> = {
+  em: 'EM',
+  f1: 'F1',
+  subEm: 'subEM',
+  sameAnswer: 'same answer',
+};
 
 /** The layout of a task's tables. */
 export function tableLayout(
-  task: Pick<AgentTask, 'answerMetrics' | 'metricLabels' | 'groupName' | 'groupLabel'>,
+  task: Pick<AgentTask, 'answerMetrics' | 'metricLabels' | 'groupName' | 'groupLabel' | 'twinOf'>,
 ): TableLayout {
-  const metrics = task.answerMetrics ?? [];
+  const metrics = [...(task.answerMetrics ?? []), ...(task.twinOf ? [SAME_ANSWER] : [])];
   return {
     metrics,
     labels: Object.fromEntries(metrics.map((m) => [m, task.metricLabels?.[m] ?? KNOWN_LABELS[m] ?? m])),
@@ -69,9 +75,37 @@ export function aggregateRows(method: string, scored: readonly ScoredExample[]):
   const keys = [...new Set(scored.flatMap((s) => Object.keys(s.scores)))];
   return [...groups.keys()].sort(compareGroups).map((group) => {
     const xs = groups.get(group) ?? [];
-    const mean = (k: string) =>
-      xs.length === 0 ? 0 : xs.reduce((s, x) => s + (x.scores[k] ?? 0), 0) / xs.length;
-    return { method, group, n: xs.length, scores: Object.fromEntries(keys.map((k) => [k, mean(k)])) };
+    // A score only some examples have (SAME_ANSWER: the probes') is the mean over those, absent elsewhere.
+    const scores: Record<string, number> = {};
+    for (const k of keys) {
+      const has = xs.filter((x) => k in x.scores);
+      if (has.length > 0 || xs.length === 0)
+        scores[k] = has.length === 0 ? 0 : has.reduce((sum, x) => sum + x.scores[k], 0) / has.length;
+    }
+    return { method, group, n: xs.length, scores };
+  });
+}
+
+/** The score of a probe example: 1 when its answer is its twin's (after QA normalisation), else 0. */
+export const SAME_ANSWER = 'sameAnswer';
+
+/**
+ * Adds SAME_ANSWER to the scores of each example that `task.twinOf` pairs with another of `examples`
+ * (e.g. a comparison asked again with its options swapped): whether the two got the same answer.
+ */
+export function addTwinAgreement<E>(
+  task: Pick<AgentTask<E>, 'twinOf'>,
+  examples: readonly E[],
+  answers: readonly string[],
+  scored: ScoredExample[],
+): void {
+  if (!task.twinOf) return;
+  const index = new Map(examples.map((e, i) => [e, i]));
+  examples.forEach((example, i) => {
+    const twin = task.twinOf!(example);
+    const j = twin === undefined ? undefined : index.get(twin);
+    if (j !== undefined)
+      scored[i].scores[SAME_ANSWER] = normalizeAnswer(answers[i]) === normalizeAnswer(answers[j]) ? 1 : 0;
   });
 }
 
@@ -91,11 +125,19 @@ export async function policyRows<E>(
   limits: RolloutLimits,
 ): Promise<ResultRow[]> {
   const { trajectories } = await evaluate(policy, task, examples, limits);
-  const scored = trajectories.map((t) => ({
+  // One greedy trajectory per example, in order.
+  const scored: ScoredExample[] = trajectories.map((t) => ({
     group: task.groupOf ? task.groupOf(examples[t.group]) : 'all',
     inAll: task.countsInAll?.(examples[t.group]) ?? true,
     scores: Object.fromEntries((task.answerMetrics ?? []).map((k) => [k, score(t.info, k)])),
   }));
+  const answers = trajectories.map((t) => (typeof t.info.answer === 'string' ? t.info.answer : ''));
+  addTwinAgreement(
+    task,
+    trajectories.map((t) => examples[t.group]),
+    answers,
+    scored,
+  );
   return aggregateRows(method, scored);
 }
 

@@ -44,6 +44,11 @@ export interface AgentTask<Example = unknown> {
    * of a question with its options swapped, which is reported in its own group only.
    */
   countsInAll?(example: Example): boolean;
+  /**
+   * For a probe copy of an example (a comparison asked with its options swapped), the example it copies:
+   * the results table then scores how often the two get the same answer ('sameAnswer').
+   */
+  twinOf?(example: Example): Example | undefined;
   /** What the groups are called in the table ('hops'), and a group's column name ('2-hop'). */
   groupName?: string;
   groupLabel?(group: number | string): string;

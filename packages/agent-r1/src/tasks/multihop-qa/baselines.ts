@@ -7,21 +7,30 @@
  * - no retrieval: the commonest training answer of the question's kind.
  */
 import type { EnvFactory } from '../../mdp/env.js';
-import { type ScoredExample, aggregateRows } from '../../evaluation/results.js';
+import { type ScoredExample, addTwinAgreement, aggregateRows } from '../../evaluation/results.js';
 import type { ResultRow } from '../task.js';
 import { runTextEpisode } from '../../mdp/text-episode.js';
 import type { Doc, QaExample } from './data/types.js';
 import { comparisonOptions, readAnswer, scriptedSearcher } from './scripted.js';
 import { formatSearchHits, type Searcher } from './search/index.js';
 import { type MultihopStyle, scoreAnswer, tagStyle } from './env.js';
-import { isSwappedComparison, multihopGroups } from './swapped.js';
+import { isSwappedComparison, multihopGroups, swappedTwins } from './swapped.js';
 
-// A user's question without a hop count is in no group but 'all' (the task then has no groups).
-const scoredExample = (q: QaExample, answer: string): ScoredExample => ({
-  group: multihopGroups(q),
-  inAll: !isSwappedComparison(q),
-  scores: scoreAnswer(answer, q.answers),
-});
+/** A baseline's rows from its answers to `questions`: groups, scores, and the swapped probes' agreement. */
+function baselineRows(
+  method: string,
+  questions: readonly QaExample[],
+  answers: readonly string[],
+): ResultRow[] {
+  // A user's question without a hop count is in no group but 'all' (the task then has no groups).
+  const scored: ScoredExample[] = questions.map((q, i) => ({
+    group: multihopGroups(q),
+    inAll: !isSwappedComparison(q),
+    scores: scoreAnswer(answers[i], q.answers),
+  }));
+  addTwinAgreement({ twinOf: swappedTwins(questions) }, questions, answers, scored);
+  return aggregateRows(method, scored);
+}
 
 /**
  * No retrieval: answer directly from what the training questions teach, without reading anything: the
@@ -44,9 +53,10 @@ export function noRetrievalBaseline(
     const c = counts.get(kind) ?? counts.get('*');
     return c ? [...c.entries()].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))[0][0] : '';
   };
-  return aggregateRows(
+  return baselineRows(
     'no retrieval',
-    questions.map((q) => scoredExample(q, comparisonOptions(q.question)?.[0] ?? commonest(q.kind))),
+    questions,
+    questions.map((q) => comparisonOptions(q.question)?.[0] ?? commonest(q.kind)),
   );
 }
 
@@ -66,12 +76,10 @@ export async function naiveRagBaseline(
   index: Searcher,
   options: { k?: number; maxCharsPerDoc?: number } = {},
 ): Promise<ResultRow[]> {
-  const scored = [];
-  for (const q of questions) {
-    const answer = await naiveRagAnswer(q.question, index, options.k ?? 3, options.maxCharsPerDoc ?? 80);
-    scored.push(scoredExample(q, answer));
-  }
-  return aggregateRows('naive RAG', scored);
+  const answers = [];
+  for (const q of questions)
+    answers.push(await naiveRagAnswer(q.question, index, options.k ?? 3, options.maxCharsPerDoc ?? 80));
+  return baselineRows('naive RAG', questions, answers);
 }
 
 export async function scriptedSearcherBaseline(
@@ -80,11 +88,10 @@ export async function scriptedSearcherBaseline(
   docs: ReadonlyMap<string, Doc>,
   style: MultihopStyle = tagStyle(),
 ): Promise<ResultRow[]> {
-  const scored = [];
+  const answers = [];
   for (const q of questions) {
     const ep = await runTextEpisode(makeEnv(), q, scriptedSearcher(q, docs, style));
-    const answer = typeof ep.info.answer === 'string' ? ep.info.answer : '';
-    scored.push(scoredExample(q, answer));
+    answers.push(typeof ep.info.answer === 'string' ? ep.info.answer : '');
   }
-  return aggregateRows('scripted searcher', scored);
+  return baselineRows('scripted searcher', questions, answers);
 }

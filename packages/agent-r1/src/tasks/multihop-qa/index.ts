@@ -13,6 +13,7 @@ export {
   isSwappedComparison,
   multihopGroups,
   swappedComparison,
+  swappedTwins,
   withSwappedComparisons,
 } from './swapped.js';
 export { serveMultihopSearch, startMultihopSearchServer } from './serve.js';

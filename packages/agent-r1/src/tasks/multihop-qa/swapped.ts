@@ -48,3 +48,9 @@ export function multihopGroups(q: QaExample): number | string | (number | string
   const hops = q.hops > 0 ? q.hops : 'all';
   return isComparison(q) ? [hops, COMPARISONS_GROUP] : hops;
 }
+
+/** For each swapped copy among `questions`, the original it was made from (when it is there too). */
+export function swappedTwins(questions: readonly QaExample[]): (q: QaExample) => QaExample | undefined {
+  const byId = new Map(questions.map((q) => [q.id, q]));
+  return (q) => (isSwappedComparison(q) ? byId.get(q.id.slice(0, -SWAPPED_SUFFIX.length)) : undefined);
+}

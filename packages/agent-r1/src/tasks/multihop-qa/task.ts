@@ -36,7 +36,7 @@ import {
 } from './env.js';
 import { entityRenamer, renamePool } from './rename.js';
 import { scriptedSearcher } from './scripted.js';
-import { isSwappedComparison, multihopGroups, withSwappedComparisons } from './swapped.js';
+import { isSwappedComparison, multihopGroups, swappedTwins, withSwappedComparisons } from './swapped.js';
 import { SearchIndex } from './search/index.js';
 
 export {
@@ -243,6 +243,7 @@ export async function multihopQaTask(
     test,
     testSource: questionsFile === '' ? 'test split' : questionsFile,
     countsInAll: (ex) => !isSwappedComparison(ex),
+    twinOf: swappedTwins(test),
     // A user's questions without hop counts are one group, not a '0-hop' column.
     ...(test.every((q) => q.hops > 0)
       ? {
