@@ -1,9 +1,17 @@
 /**
  * The page's tensor backend: WebGPU where navigator.gpu gives an adapter, else the WebAssembly SIMD
- * kernels (on Web Workers when the page is cross-origin isolated), else the plain TypeScript kernels.
- * `?backend=wasm` in the URL skips WebGPU.
+ * kernels (on Web Workers when the page is cross-origin isolated; their matmul in relaxed SIMD where the
+ * browser has it), else the plain TypeScript kernels. `?backend=wasm` in the URL skips WebGPU, and
+ * `?simd=128` keeps the kernels to plain SIMD128, whose results are Node 20's to the bit.
  */
-import { createWebGpuBackend, enableWasmKernels, registerBackend, wasmThreads } from '@agent-r1/tensor';
+import {
+  createWebGpuBackend,
+  enableWasmKernels,
+  registerBackend,
+  setWasmRelaxedSimd,
+  wasmRelaxedSimdActive,
+  wasmThreads,
+} from '@agent-r1/tensor';
 
 export interface PageBackend {
   /** The tensor device the models live on. */
@@ -25,7 +33,10 @@ async function webGpuAdapter(): Promise<{ adapter: GPUAdapter | null; why: strin
   }
 }
 
-export async function setUpBackend(prefer: 'auto' | 'wasm' = 'auto'): Promise<PageBackend> {
+export async function setUpBackend(
+  prefer: 'auto' | 'wasm' = 'auto',
+  options: { relaxedSimd?: boolean } = {},
+): Promise<PageBackend> {
   let why = 'WebAssembly asked for in the URL';
   if (prefer === 'auto') {
     const found = await webGpuAdapter();
@@ -42,11 +53,14 @@ export async function setUpBackend(prefer: 'auto' | 'wasm' = 'auto'): Promise<Pa
   }
   const isolated = (globalThis as { crossOriginIsolated?: boolean }).crossOriginIsolated === true;
   const threads = isolated ? Math.max(1, Math.min(4, navigator.hardwareConcurrency || 1)) : 1;
-  if (enableWasmKernels({ threads }))
+  setWasmRelaxedSimd(options.relaxedSimd ?? true);
+  if (enableWasmKernels({ threads })) {
+    const simd = wasmRelaxedSimdActive() ? 'relaxed SIMD' : 'SIMD';
     return {
       device: 'cpu',
       kind: 'wasm',
-      line: `WebAssembly SIMD kernels on ${wasmThreads()} thread(s) (${why})`,
+      line: `WebAssembly ${simd} kernels on ${wasmThreads()} thread(s) (${why})`,
     };
+  }
   return { device: 'cpu', kind: 'typescript', line: `TypeScript kernels (no WebAssembly SIMD; ${why})` };
 }

@@ -26,8 +26,9 @@ async function main(): Promise<void> {
   const backendLine = $('backend');
   let backend: PageBackend;
   try {
-    const prefer = new URLSearchParams(location.search).get('backend') === 'wasm' ? 'wasm' : 'auto';
-    backend = await setUpBackend(prefer);
+    const params = new URLSearchParams(location.search);
+    const prefer = params.get('backend') === 'wasm' ? 'wasm' : 'auto';
+    backend = await setUpBackend(prefer, { relaxedSimd: params.get('simd') !== '128' });
   } catch (e) {
     backendLine.textContent = `No tensor backend started: ${(e as Error).message}`;
     backendLine.dataset.state = 'error';

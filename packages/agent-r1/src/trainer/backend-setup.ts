@@ -12,6 +12,7 @@ import {
   enableWasmKernels,
   initBackend,
   isSoftwareWebGpuAdapter,
+  wasmRelaxedSimdActive,
   wasmThreads,
 } from '@agent-r1/tensor';
 import type { TrainConfig } from './config.js';
@@ -105,8 +106,10 @@ export async function prepareBackend(
   }
   if (config.cpuKernels === 'wasm') {
     const threads = config.threads > 0 ? config.threads : undefined;
-    if (enableWasmKernels({ threads }))
-      return `backend: cpu, WebAssembly SIMD kernels on ${wasmThreads()} thread(s)${why}`;
+    if (enableWasmKernels({ threads })) {
+      const simd = wasmRelaxedSimdActive() ? 'relaxed SIMD' : 'SIMD';
+      return `backend: cpu, WebAssembly ${simd} kernels on ${wasmThreads()} thread(s)${why}`;
+    }
     return `backend: cpu, TypeScript kernels (this engine has no WebAssembly SIMD)${why}`;
   }
   disableWasmKernels();

@@ -398,6 +398,10 @@ export class Code {
   f32x4Mul(): this {
     return this.simd(0xe6);
   }
+  /** Relaxed SIMD: a·b + c of the three v128s on the stack (a, b, c), fused or not as the hardware does. */
+  f32x4RelaxedMadd(): this {
+    return this.simd(0x105);
+  }
   f32x4Max(): this {
     return this.simd(0xe9);
   }

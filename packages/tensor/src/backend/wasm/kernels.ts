@@ -20,12 +20,15 @@ export { gemmName } from './emit/gemm.js';
 /** Largest memory a shared build may grow to: 2 GiB, so byte addresses stay positive i32s. */
 export const MAX_PAGES = 32768;
 
-/** Builds the module's bytes; `shared` imports a shared memory (needed to run it on several threads). */
-export function buildKernelModule(shared = false): Uint8Array {
+/**
+ * Builds the module's bytes; `shared` imports a shared memory (needed to run it on several threads);
+ * `relaxedSimd` writes the matmul's multiply-adds as `f32x4.relaxed_madd` (the engine must support it).
+ */
+export function buildKernelModule(shared = false, relaxedSimd = false): Uint8Array {
   const m = new ModuleBuilder();
   const logFn = m.importFunc('env', 'log', [F64], [F64]);
   m.importMemory('env', 'memory', 1, shared ? MAX_PAGES : undefined);
-  addGemm(m);
+  addGemm(m, relaxedSimd);
   addPack(m);
   addSoftmax(m, logFn);
   addNorms(m);

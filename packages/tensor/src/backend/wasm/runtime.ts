@@ -53,6 +53,50 @@ export function wasmSimdSupported(): boolean {
   return simdSupported;
 }
 
+/** A module whose one function is `f32x4.relaxed_madd` of its three v128 parameters: valid only with relaxed SIMD. */
+const RELAXED_SIMD_PROBE = Uint8Array.from([
+  0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00, 0x01, 0x08, 0x01, 0x60, 0x03, 0x7b, 0x7b, 0x7b, 0x01, 0x7b,
+  0x03, 0x02, 0x01, 0x00, 0x0a, 0x0d, 0x01, 0x0b, 0x00, 0x20, 0x00, 0x20, 0x01, 0x20, 0x02, 0xfd, 0x85, 0x02,
+  0x0b,
+]);
+
+let relaxedSupported: boolean | undefined;
+let relaxedWanted: boolean | undefined;
+
+/**
+ * Whether this engine has relaxed SIMD (Node ≥ 22 and Chromium by default; Node 20 with
+ * `--experimental-wasm-relaxed-simd`).
+ */
+export function wasmRelaxedSimdSupported(): boolean {
+  if (relaxedSupported === undefined) {
+    try {
+      relaxedSupported = wasmApi()?.validate(RELAXED_SIMD_PROBE) === true;
+    } catch {
+      relaxedSupported = false;
+    }
+  }
+  return relaxedSupported;
+}
+
+/**
+ * Chooses whether the kernels use relaxed SIMD where the engine has it (the default; the environment
+ * variable AGENT_R1_RELAXED_SIMD=0 turns it off too). The kernel module is built once, on first use, so
+ * this must come before any wasm kernel runs; later it is an error.
+ */
+export function setWasmRelaxedSimd(on: boolean): void {
+  if (runtime && on !== runtime.relaxedSimd)
+    throw new Error(
+      'setWasmRelaxedSimd: the wasm kernels are already built; choose before the first kernel runs',
+    );
+  relaxedWanted = on;
+}
+
+function useRelaxedSimd(): boolean {
+  const env = (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env;
+  const wanted = relaxedWanted ?? env?.AGENT_R1_RELAXED_SIMD !== '0';
+  return wanted && wasmRelaxedSimdSupported();
+}
+
 // biome-ignore lint/suspicious/noExplicitAny: wasm exports take and return plain numbers.
 type Export = (...args: any[]) => void;
 
@@ -73,6 +117,8 @@ export interface WasmRuntime {
   /** The heap that scratch and resident tensors come from; `shared` says whether tensors may live in it. */
   readonly heap: BlockHeap;
   readonly shared: boolean;
+  /** Whether the module's matmul uses relaxed SIMD multiply-adds (`setWasmRelaxedSimd`). */
+  readonly relaxedSimd: boolean;
   /**
    * How many threads a job of about `work` elementary operations should be split over: 1 when it is small
    * (threads cost ~10 µs a job) or no worker is ready yet; starts the workers lazily otherwise.
@@ -208,7 +254,8 @@ export function getWasmRuntime(): WasmRuntime {
   const api = wasmApi();
   if (!api || !wasmSimdSupported()) throw new Error('WebAssembly SIMD is not supported by this engine');
   const { memory, isShared } = createMemory(api);
-  const module = new api.Module(buildKernelModule(isShared));
+  const relaxedSimd = useRelaxedSimd();
+  const module = new api.Module(buildKernelModule(isShared, relaxedSimd));
   const instance = new api.Instance(module, { env: { memory, log: Math.log } });
   const fn = instance.exports as Record<string, Export>;
   const names = Object.keys(fn);
@@ -257,6 +304,7 @@ export function getWasmRuntime(): WasmRuntime {
   runtime = {
     heap,
     shared: isShared,
+    relaxedSimd,
     fn,
     id(name: string): number {
       const i = ids.get(name);
@@ -324,4 +372,9 @@ export function getWasmRuntime(): WasmRuntime {
     },
   };
   return runtime;
+}
+
+/** Whether the wasm kernels use relaxed SIMD (as built, or as they will be built on first use). */
+export function wasmRelaxedSimdActive(): boolean {
+  return runtime ? runtime.relaxedSimd : useRelaxedSimd();
 }

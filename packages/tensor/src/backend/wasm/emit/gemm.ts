@@ -5,7 +5,8 @@
  *   `ap` points to a packed A panel (K × R, the R row values of each k adjacent), `bp` to a packed B panel
  *   (K × W, row-major), `cp` to the R × W block of C (row stride `ldc` bytes), which is overwritten, or
  *   added to when `more` is nonzero. The R·W/4 accumulators stay in v128 registers; per k: W/4 vector loads
- *   of B, R splat loads of A, R·W/4 multiply-adds. K ≥ 1.
+ *   of B, R splat loads of A, R·W/4 multiply-adds (one `f32x4.relaxed_madd` each where the engine has
+ *   relaxed SIMD, else a multiply and an add, rounded twice). K ≥ 1.
  * - `gemm_block(ap, bp, cp, M, N, K, ldc)`: the loop nest over a block of M rows (A panels from `ap`, the
  *   block's rows of C from `cp`) and all N columns, in blocks of KC values of k: one B panel's block stays
  *   hot in L1 while the A panels stream past it (a whole panel of a long K, 2,504 × 8 floats, would not fit
@@ -22,7 +23,7 @@ export const gemmName = (rows: number, width: number) => `gemm_${rows}_${width}`
 /** Values of k per block: a B panel's block is KC·32 bytes (8 KB), well inside L1. */
 const KC = 256;
 
-function emitMicro(c: Code, R: number, W: number): void {
+function emitMicro(c: Code, R: number, W: number, relaxed: boolean): void {
   const [ap, bp, cp, k, ldc, more] = [0, 1, 2, 3, 4, 5];
   const V = W / 4;
   const acc: number[] = [];
@@ -54,7 +55,8 @@ function emitMicro(c: Code, R: number, W: number): void {
       .localSet(a);
     for (let v = 0; v < V; v++) {
       const x = acc[r * V + v];
-      c.localGet(x).localGet(a).localGet(b[v]).f32x4Mul().f32x4Add().localSet(x);
+      if (relaxed) c.localGet(a).localGet(b[v]).localGet(x).f32x4RelaxedMadd().localSet(x);
+      else c.localGet(x).localGet(a).localGet(b[v]).f32x4Mul().f32x4Add().localSet(x);
     }
   }
   c.localGet(ap)
@@ -130,13 +132,13 @@ function emitBlock(c: Code, micro: Record<string, number>): void {
   c.end().end();
 }
 
-/** Adds the micro-kernels and `gemm_block` to the module. */
-export function addGemm(m: ModuleBuilder): void {
+/** Adds the micro-kernels and `gemm_block` to the module; `relaxed`: their multiply-adds in relaxed SIMD. */
+export function addGemm(m: ModuleBuilder, relaxed = false): void {
   const micro: Record<string, number> = {};
   for (const R of GEMM_ROWS)
     for (const W of GEMM_WIDTHS) {
       const name = gemmName(R, W);
-      micro[name] = m.func([I32, I32, I32, I32, I32, I32], [], (c) => emitMicro(c, R, W), name);
+      micro[name] = m.func([I32, I32, I32, I32, I32, I32], [], (c) => emitMicro(c, R, W, relaxed), name);
     }
   m.func([I32, I32, I32, I32, I32, I32, I32], [], (c) => emitBlock(c, micro), 'gemm_block');
 }
