@@ -71,7 +71,10 @@ function main(): void {
   };
   const threads = value('--threads', 1);
   const quick = args.includes('--quick');
-  if (args.includes('--child')) return child(threads, quick);
+  if (args.includes('--child')) {
+    child(threads, quick);
+    return;
+  }
   const rounds = value('--rounds', 3);
   const pass = ['--threads', String(threads), ...(quick ? ['--quick'] : [])];
   console.log(
