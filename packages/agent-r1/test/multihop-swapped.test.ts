@@ -3,6 +3,7 @@
  * reported in a group of its own and left out of 'all'.
  */
 import { describe, expect, it } from 'vitest';
+import { tableExamples } from '../src/evaluation/report.js';
 import { formatResultsTable, tableLayout } from '../src/evaluation/results.js';
 import { comparisonOptions } from '../src/tasks/multihop-qa/scripted.js';
 import { COMPARISONS_GROUP, SWAPPED_GROUP, isSwappedComparison } from '../src/tasks/multihop-qa/swapped.js';
@@ -31,6 +32,17 @@ describe('swapped comparisons', () => {
       expect(copy.supportingDocs).toEqual([...original.supportingDocs].reverse());
       expect(copy.evidence).toEqual([...(original.evidence ?? [])].reverse());
     }
+
+    // A cut of the table to its first n examples counts originals only; each keeps its swapped copy.
+    const cut = tableExamples(
+      task,
+      resolveConfig({ preset: 'multihop', overrides: ['eval.testExamples=40'] }),
+    );
+    expect(cut.filter((q) => !isSwappedComparison(q))).toEqual(originals.slice(0, 40));
+    expect(cut.filter(isSwappedComparison)).toEqual(
+      swapped.filter((q) => cut.some((o) => `${o.id}~swapped` === q.id)),
+    );
+    expect(cut.filter(isSwappedComparison).length).toBeGreaterThan(0);
 
     const rows = await task.baselines!(test);
     for (const method of ['no retrieval', 'naive RAG', 'scripted searcher']) {

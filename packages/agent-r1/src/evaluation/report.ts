@@ -30,14 +30,29 @@ export function methodName(config: TrainConfig): string {
   return config.algorithm.useActionMask ? name : `${name}, no action mask`;
 }
 
-/** The examples of the table: the test split (or validation), cut to `eval.testExamples` when set. */
+/**
+ * The examples of the table: the test split (or validation), cut to its first `eval.testExamples` examples
+ * when set, counting only those in 'all': a probe (`countsInAll` false) comes along with the example before
+ * it, as the multi-hop task's swapped comparisons follow their originals.
+ */
 export function tableExamples<E>(
   task: AgentTask<E>,
   config: TrainConfig,
   split?: 'test' | 'validation',
 ): readonly E[] {
   const all = split === 'validation' || !task.test ? task.validation : task.test;
-  return config.eval.testExamples > 0 ? all.slice(0, config.eval.testExamples) : all;
+  const limit = config.eval.testExamples;
+  if (limit <= 0) return all;
+  const out: E[] = [];
+  let counted = 0;
+  for (const example of all) {
+    if (task.countsInAll?.(example) !== false) {
+      if (counted === limit) break;
+      counted++;
+    }
+    out.push(example);
+  }
+  return out;
 }
 
 /** A policy of the table: a name and a checkpoint folder (with model.safetensors), or a live model. */
