@@ -42,7 +42,11 @@ export function inverseFrequencies(
 }
 
 export class RotaryTables {
-  /** [maxLength, headDim / 2] each; buffers, not parameters. */
+  /**
+   * [maxLength, headDim] each; buffers, not parameters. Each position's row is laid out for `applyRotary`:
+   * `cos` is the half-dimension's cosines twice, `sin` its sines negated and then as they are, so that a
+   * rotation is two products and a sum over the whole head (`x·cos + rotateHalf(x)·sin`).
+   */
   readonly cos: Tensor;
   readonly sin: Tensor;
 
@@ -55,25 +59,29 @@ export class RotaryTables {
     if (headDim % 2 !== 0) throw new Error(`RotaryTables: head dimension must be even, got ${headDim}`);
     const half = headDim / 2;
     const inv = inverseFrequencies(headDim, base, options.scaling ?? null);
-    const cos = new Float64Array(maxLength * half);
-    const sin = new Float64Array(maxLength * half);
+    const cos = new Float64Array(maxLength * headDim);
+    const sin = new Float64Array(maxLength * headDim);
     for (let p = 0; p < maxLength; p++) {
       for (let i = 0; i < half; i++) {
         const angle = p * inv[i];
-        cos[p * half + i] = Math.cos(angle);
-        sin[p * half + i] = Math.sin(angle);
+        const [c, s] = [Math.cos(angle), Math.sin(angle)];
+        const row = p * headDim;
+        cos[row + i] = c;
+        cos[row + half + i] = c;
+        sin[row + i] = -s;
+        sin[row + half + i] = s;
       }
     }
     const opts = {
       dtype: options.dtype ?? 'float32',
       device: options.device,
-      shape: [maxLength, half],
+      shape: [maxLength, headDim],
     } as const;
     this.cos = keep(tensor(cos, opts));
     this.sin = keep(tensor(sin, opts));
   }
 
-  /** cos and sin for int32 positions [B, T], shaped [B, 1, T, headDim / 2] to broadcast over heads. */
+  /** cos and sin rows for int32 positions [B, T], shaped [B, 1, T, headDim] to broadcast over heads. */
   at(positions: Tensor): { cos: Tensor; sin: Tensor } {
     const pick = (table: Tensor) => {
       const rows = embedding(table, positions);
@@ -90,17 +98,19 @@ export class RotaryTables {
   }
 }
 
-/** Rotates x [B, H, T, D] by the angles whose cos/sin are [B, 1, T, D / 2]. */
+/**
+ * Rotates x [B, H, T, D] by the angles whose rows `RotaryTables.at` gives ([B, 1, T, D]): each pair
+ * (x1, x2) of the two halves becomes (x1·cos − x2·sin, x2·cos + x1·sin), computed as
+ * `x·cos + [x2, x1]·sin` with the sines' first half negated: four kernels instead of seven, the same
+ * products and sums (a − b and a + (−b) are the same float), so the same bits.
+ */
 export function applyRotary(x: Tensor, cos: Tensor, sin: Tensor): Tensor {
   const half = x.shape[x.rank - 1] / 2;
   const [x1, x2] = x.split(half, -1);
-  const a = x1.mul(cos);
-  const b = x2.mul(sin);
-  const c = x2.mul(cos);
-  const d = x1.mul(sin);
-  const first = a.sub(b);
-  const second = c.add(d);
-  const out = concat([first, second], -1);
-  for (const t of [x1, x2, a, b, c, d, first, second]) t.dispose();
+  const swapped = concat([x2, x1], -1);
+  const a = x.mul(cos);
+  const b = swapped.mul(sin);
+  const out = a.add(b);
+  for (const t of [x1, x2, swapped, a, b]) t.dispose();
   return out;
 }
