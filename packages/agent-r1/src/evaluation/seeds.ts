@@ -99,12 +99,18 @@ export function pairedGain(
 const f3 = (x: number) => x.toFixed(3);
 const signed = (x: number) => `${x >= 0 ? '+' : '−'}${Math.abs(x).toFixed(3)}`;
 
-/** The methods whose every cell is the same in every run: the model-free baselines, which no seed moves. */
-export function seedIndependent(runs: readonly RunRows[]): string[] {
-  const { methods } = checkSameTables(runs);
-  const cells = (run: RunRows, m: string) =>
-    JSON.stringify(run.rows.filter((r) => r.method === m).map((r) => [r.group, r.scores]));
-  return methods.filter((m) => runs.every((run) => cells(run, m) === cells(runs[0], m)));
+/**
+ * The methods whose every cell of `metric` is the same in every run: the model-free baselines, which no
+ * seed moves (runs from different versions may score other metrics besides).
+ */
+export function seedIndependent(runs: readonly RunRows[], metric: string): string[] {
+  const { methods, groups } = checkSameTables(runs);
+  return methods.filter((m) =>
+    groups.every((g) => {
+      const s = spreadOf(cellValues(runs, m, g, metric));
+      return s.min === s.max;
+    }),
+  );
 }
 
 /**
@@ -136,7 +142,7 @@ export function formatSeedTables(
     ...methods.map((m) => `| ${m} | ${groups.map((g) => cell(m, g)).join(' | ')} |`),
   ];
   const reference = options.reference;
-  const skip = new Set([...seedIndependent(runs), reference]);
+  const skip = new Set([...seedIndependent(runs, metric), reference]);
   const trained = methods.filter((m) => !skip.has(m));
   if (reference !== undefined && methods.includes(reference) && trained.length > 0) {
     lines.push(
