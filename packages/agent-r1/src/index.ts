@@ -179,6 +179,7 @@ export { presetConfig } from './trainer/preset-config.js';
 export { drawWindows, pretrain, pretrainDir, tokenStream } from './trainer/pretrain.js';
 export { HF_EXPORT_DIR, type TrainResult, trainAgent } from './trainer/trainer.js';
 export {
+  checkpointTaskContext,
   checkpointVocabulary,
   exportPretrainedPolicy,
   pretrainedVocabulary,

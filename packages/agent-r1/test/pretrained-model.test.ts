@@ -10,6 +10,8 @@ import { join } from 'node:path';
 import { type ChatMessage, HfTokenizer, type TransformerLM, loadHfModel } from '@agent-r1/nn';
 import { memory, tensor } from '@agent-r1/tensor';
 import { afterAll, describe, expect, it } from 'vitest';
+import { loadHandlers } from '../src/cli/handlers.js';
+import { runCli } from '../src/cli/run.js';
 import { loadAgent } from '../src/checkpoints/load-agent.js';
 import { runTextEpisode } from '../src/mdp/text-episode.js';
 import { MULTIHOP_CHAT_INSTRUCTION } from '../src/tasks/multihop-qa/env.js';
@@ -20,6 +22,7 @@ import type { AgentTask } from '../src/tasks/task.js';
 import { chatTools } from '../src/tools/formats/chat.js';
 import { type TrainConfig, resolveConfig } from '../src/trainer/config.js';
 import { HF_EXPORT_DIR, trainAgent } from '../src/trainer/trainer.js';
+import { Capture } from './support/capture.js';
 
 const FIXTURES = join(import.meta.dirname, '../../nn/test/fixtures/hf/models');
 const root = mkdtempSync(join(tmpdir(), 'agent-r1-pretrained-'));
@@ -179,6 +182,18 @@ describe('model.from: training a pretrained Hugging Face model', () => {
     agent.dispose();
     result.policy.dispose();
     expect(memory().tensors).toBe(before);
+    // `agent-r1 eval` on the folder alone builds the task from the checkpoint's tokenizer too.
+    const stdout = new Capture();
+    const stderr = new Capture();
+    const out = join(root, 'trained-eval');
+    const code = await runCli(
+      ['eval', '--policy', `GRPO=${policyDir}`, '--out', out, 'eval.testExamples=2', 'log.progress=none'],
+      loadHandlers,
+      { stdout, stderr },
+    );
+    expect(stderr.text).toBe('');
+    expect(code).toBe(0);
+    expect(existsSync(join(out, 'results.json'))).toBe(true);
   }, 120_000);
 
   it('PPO with a separate critic: both start from the folder, the critic with a fresh value head', async () => {

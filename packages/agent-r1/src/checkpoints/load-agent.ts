@@ -6,7 +6,7 @@
 import { createTask } from '../tasks/registry.js';
 import type { AgentTask } from '../tasks/task.js';
 import { policyFolder, readAgentDescription } from './agent-files.js';
-import { checkpointVocabulary } from './pretrained.js';
+import { checkpointTaskContext } from './pretrained.js';
 import { prepareBackend } from '../trainer/backend-setup.js';
 import { type PartialTrainConfig, resolveConfig } from '../trainer/config.js';
 import { loadPolicyFrom } from '../evaluation/report.js';
@@ -30,12 +30,7 @@ export async function loadAgent<Example = unknown>(
     );
   const config = resolveConfig({ base: description.config, overrides: options.overrides });
   const backendLine = await prepareBackend(config);
-  // A policy trained from a pretrained model reads its tokenizer from the checkpoint, not model.from's folder.
-  const context =
-    config.model.from === ''
-      ? {}
-      : { pretrained: await checkpointVocabulary(folder, description.model.vocabSize) };
-  const task = (await createTask(config, context)) as AgentTask<Example>;
+  const task = (await createTask(config, await checkpointTaskContext(config, folder))) as AgentTask<Example>;
   const policy = await loadPolicyFrom(folder, config, task);
   return describedAgent({ dir: folder, description, config, backendLine, task, policy });
 }

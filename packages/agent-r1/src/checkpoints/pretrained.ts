@@ -4,6 +4,7 @@
  * such a run wrote (which keeps the tokenizer's files, so the agent loads without the original folder);
  * and a trained policy written as a Hugging Face folder again.
  */
+import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import {
@@ -15,7 +16,9 @@ import {
   readHfModelInfo,
   saveHfModel,
 } from '@agent-r1/nn';
-import type { PretrainedVocabulary } from '../tasks/task.js';
+import type { PretrainedVocabulary, TaskContext } from '../tasks/task.js';
+import type { TrainConfig } from '../trainer/config.js';
+import { readAgentDescription } from './agent-files.js';
 
 /** The tokenizer and embedding rows of the Hugging Face folder `dir`. */
 export async function pretrainedVocabulary(dir: string): Promise<PretrainedVocabulary> {
@@ -26,6 +29,18 @@ export async function pretrainedVocabulary(dir: string): Promise<PretrainedVocab
 /** The same, out of the checkpoint folder `folder` of a `model.from` run (its policy has `vocabSize` rows). */
 export async function checkpointVocabulary(folder: string, vocabSize: number): Promise<PretrainedVocabulary> {
   return { source: folder, tokenizer: await HfTokenizer.load(folder), vocabSize };
+}
+
+/**
+ * What the task of a policy checkpoint folder is built with: for a run from a pretrained model, the
+ * tokenizer the checkpoint saved, so `eval`, `chat` and `loadAgent` need not find `model.from`'s folder;
+ * nothing otherwise (or for a folder that saved no tokenizer).
+ */
+export async function checkpointTaskContext(config: TrainConfig, folder: string): Promise<TaskContext> {
+  if (config.model.from === '') return {};
+  const description = readAgentDescription(folder);
+  if (!description || !existsSync(join(folder, HF_TOKENIZER_FILE))) return {};
+  return { pretrained: await checkpointVocabulary(folder, description.model.vocabSize) };
 }
 
 /**

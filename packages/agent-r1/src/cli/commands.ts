@@ -8,6 +8,7 @@ import { createTask } from '../tasks/index.js';
 import type { AgentTask } from '../tasks/task.js';
 import { serveMultihopSearch, servedCorpus } from '../tasks/multihop-qa/serve.js';
 import { policyFolder } from '../checkpoints/agent-files.js';
+import { checkpointTaskContext } from '../checkpoints/pretrained.js';
 import { prepareBackend } from '../trainer/backend-setup.js';
 import { chat } from './chat.js';
 import { demonstrate } from '../trainer/demonstrations.js';
@@ -28,8 +29,8 @@ import { warmStartDir } from '../trainer/warm-start.js';
 
 async function loadPolicy(ctx: CommandContext) {
   await prepareBackend(ctx.config);
-  const task = await createTask(ctx.config);
   const dir = policyFolder(ctx.config.checkpoint.dir);
+  const task = await createTask(ctx.config, await checkpointTaskContext(ctx.config, dir));
   const policy = await loadPolicyFrom(dir, ctx.config, task);
   return { task, policy, dir };
 }
@@ -139,10 +140,11 @@ export const handlers: CommandHandlers = {
   async eval(ctx) {
     const { config, options } = ctx;
     await prepareBackend(config);
-    const task = await createTask(config);
     const given = (options.policies ?? []).map(parsePolicyOption);
     const runs =
       given.length > 0 ? given : [{ method: methodName(config), dir: join(config.checkpoint.dir, 'policy') }];
+    // Policies from a pretrained model: the first one's saved tokenizer builds the task.
+    const task = await createTask(config, await checkpointTaskContext(config, runs[0].dir));
     const split = options.split ?? (task.test ? 'test' : 'validation');
     const examples = tableExamples(task, config, split);
     const rows = await resultsTable(task, config, runs, examples);
