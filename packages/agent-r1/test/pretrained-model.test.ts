@@ -222,6 +222,18 @@ describe('model.from: training a pretrained Hugging Face model', () => {
     result.policy.dispose();
   }, 120_000);
 
+  it("model.chatVariables reach the chat template: Qwen3's enable_thinking=false opens each turn with an empty think block", async () => {
+    const from = join(FIXTURES, 'qwen3');
+    const promptOf = async (extra: string[]) => {
+      const task = (await createTask(config('qwen3-vars', from, extra))) as AgentTask<QaExample>;
+      return task.makeEnv().reset(task.train[0]);
+    };
+    expect(await promptOf([])).toMatch(/<\|im_start\|>assistant\n$/);
+    expect(await promptOf(['model.chatVariables.enable_thinking=false'])).toMatch(
+      /<\|im_start\|>assistant\n<think>\n\n<\/think>\n\n$/,
+    );
+  });
+
   it('refuses a task that keeps its own tokenizer, and a copy head on a pretrained model', async () => {
     const from = join(FIXTURES, 'qwen2');
     await expect(createTask(config('reveal', from, ['task=reveal']))).rejects.toThrow(

@@ -11,7 +11,10 @@ export function pretrainedChat(
   options: ChatToolsOptions = {},
 ): { chat: ChatTools; vocabulary: TaskVocabulary } {
   const { tokenizer } = pretrained;
-  const chat = chatTools(tokenizer, pretrained.source, options);
+  const chat = chatTools(tokenizer, pretrained.source, {
+    ...options,
+    variables: { ...pretrained.chatVariables, ...options.variables },
+  });
   return {
     chat,
     vocabulary: {

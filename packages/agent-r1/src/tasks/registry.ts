@@ -70,9 +70,10 @@ export function resolveTaskOptions(
  */
 export async function createTask(config: TrainConfig, context: TaskContext = {}): Promise<AgentTask> {
   const definition = taskDefinition(config.task);
-  const pretrained =
+  const found =
     context.pretrained ??
     (config.model.from === '' ? undefined : await pretrainedVocabulary(config.model.from));
+  const pretrained = found && { chatVariables: config.model.chatVariables, ...found };
   const task = await definition.create(config, resolveTaskOptions(config), { ...context, pretrained });
   if (pretrained && task.tokenizer !== pretrained.tokenizer)
     throw new ConfigError(

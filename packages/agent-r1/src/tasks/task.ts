@@ -117,6 +117,8 @@ export interface PretrainedVocabulary {
   source: string;
   tokenizer: HfTokenizer;
   vocabSize: number;
+  /** Variables its chat template reads besides the conversation (`model.chatVariables`). */
+  chatVariables?: Record<string, unknown>;
 }
 
 /** What a task is built with besides the config and its options. */

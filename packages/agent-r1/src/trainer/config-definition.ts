@@ -30,6 +30,9 @@ const ModelSchema = section('The policy: a decoder-only transformer (@agent-r1/n
     '',
     "A Hugging Face causal-LM folder (Llama, Qwen2 / Qwen2.5, Qwen3: config.json, safetensors weights, tokenizer.json and tokenizer_config.json with a chat template) to start from: its architecture and weights replace the shape keys below (dModel to tiedEmbeddings), its tokenizer, chat template and tool-call format the task's own (the task must take a pretrained model: multihop-qa does). '' builds the policy from the keys below with random weights.",
   ),
+  chatVariables: freeObject(
+    "With model.from: variables its chat template reads besides the conversation, e.g. Qwen3's `enable_thinking` (`model.chatVariables.enable_thinking=false`: no thinking block before each action).",
+  ),
   dModel: int(64, 'Width of the residual stream.', { min: 1 }),
   layers: int(2, 'Transformer blocks.', { min: 1 }),
   heads: int(4, 'Attention heads; must divide dModel.', { min: 1 }),

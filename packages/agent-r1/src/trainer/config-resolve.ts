@@ -84,7 +84,9 @@ export function parseOverrides(
       throw new ConfigError(`override ${show(item)} must look like key.sub=value`);
     const raw = item.slice(eq + 1);
     const inTask = key === TASK_OPTIONS || key.startsWith(`${TASK_OPTIONS}.`);
-    const schema = inTask ? task?.options : TrainConfigSchema;
+    // A key inside a free record (`model.chatVariables.enable_thinking`) is the user's; the whole config's
+    // validation checks the record.
+    const schema = inTask ? task?.options : underFreeRecord(key) ? undefined : TrainConfigSchema;
     const sub = inTask ? key.slice(TASK_OPTIONS.length + 1) : key;
     const place = inTask ? { prefix: TASK_OPTIONS, owner: task && `task ${show(task.name)}` } : {};
     const field = schema && sub !== '' ? nodeAt(schema, sub) : undefined;
@@ -100,6 +102,16 @@ export function parseOverrides(
     else setAt(out, key, value);
   }
   return out as PartialTrainConfig;
+}
+
+/** Whether `path` lies below a free record of the trainer's schema (one with no keys of its own). */
+function underFreeRecord(path: string): boolean {
+  const parts = path.split('.');
+  for (let i = 1; i < parts.length; i++) {
+    const node = nodeAt(TrainConfigSchema, parts.slice(0, i).join('.'));
+    if (node?.type === 'object' && node.properties === undefined) return true;
+  }
+  return false;
 }
 
 function valueAt(tree: Record<string, unknown>, path: string): unknown {

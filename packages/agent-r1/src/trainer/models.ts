@@ -13,7 +13,7 @@ export function policyConfig(
   valueHead: boolean,
   pretrained?: TransformerConfig,
 ): TransformerConfig {
-  const { from: _, ...shape } = config.model;
+  const { from: _, chatVariables: __, ...shape } = config.model;
   const model = pretrained ? { ...pretrained, maxLength: config.model.maxLength } : shape;
   return { ...model, vocabSize, seed: config.seed, valueHead, device: config.backend };
 }
