@@ -309,6 +309,7 @@ describe("a task's own options (taskOptions)", () => {
       renameEntities: { warmStart: 0.9, rl: 0.9 },
       balanceKinds: { warmStart: 0.5, rl: 0.5 },
       kindBoost: { warmStart: '', rl: '' },
+      swappedComparisons: false,
       questions: '',
       corpus: '',
     });

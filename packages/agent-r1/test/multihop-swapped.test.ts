@@ -66,4 +66,17 @@ describe('swapped comparisons', () => {
       `| scripted searcher | ${SWAPPED_GROUP} | ${swapped.length} | 1.000 | 1.000 | 1.000 | 1.000 |`,
     );
   });
+
+  it('taskOptions.swappedComparisons trains on each training comparison both ways', async () => {
+    const plain = (await createTask(resolveConfig({ preset: 'multihop' }))) as AgentTask<QaExample>;
+    const both = (await createTask(
+      resolveConfig({ preset: 'multihop', overrides: ['taskOptions.swappedComparisons=true'] }),
+    )) as AgentTask<QaExample>;
+    expect(plain.train.some(isSwappedComparison)).toBe(false);
+    const copies = both.train.filter(isSwappedComparison);
+    expect(copies.length).toBeGreaterThan(100);
+    expect(both.train.filter((q) => !isSwappedComparison(q))).toEqual(plain.train);
+    for (const copy of copies)
+      expect(both.train[both.train.indexOf(copy) - 1].id).toBe(copy.id.replace('~swapped', ''));
+  });
 });

@@ -3,7 +3,7 @@
  * data shaping of each training stage (kind balance, entity renaming), and a user's questions or corpus
  * for evaluation. Each is defined once, like the trainer's keys.
  */
-import { type Static, type TSchema, num, section, str } from '../../options/schema.js';
+import { type Static, type TSchema, bool, num, section, str } from '../../options/schema.js';
 
 /** One setting per training stage, under `warmStart` and `rl`. */
 const perStage = <S extends TSchema>(doc: string, make: (stage: string) => S) =>
@@ -25,6 +25,10 @@ export const MultihopOptionsSchema = section('Options of the multi-hop QA task.'
   kindBoost: perStage(
     "Multiply named kinds' shares after balancing: 'kind=factor', comma-separated (e.g. 'compare_area=2'); '' none.",
     (stage) => str('', `In ${stage}.`),
+  ),
+  swappedComparisons: bool(
+    false,
+    "Train on each training comparison ('X or Y?') also with its two options swapped, in both stages, so that the answer's position says nothing about it.",
   ),
   questions: str(
     '',

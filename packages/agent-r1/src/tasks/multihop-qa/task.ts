@@ -217,7 +217,8 @@ export async function multihopQaTask(
   const vocabulary = chat ? chat.vocabulary : await multihopTokenizer(r, options);
   const { train, validation } = r.dataset.questions;
   const namePool = renamePool(train);
-  const trainSplit = options.trainLimit === undefined ? train : train.slice(0, options.trainLimit);
+  const limited = options.trainLimit === undefined ? train : train.slice(0, options.trainLimit);
+  const trainSplit = own.swappedComparisons ? withSwappedComparisons(limited) : limited;
   const kindOf = (ex: QaExample) => ex.kind;
   const mixOf = (stage: TrainingStage): KindMix => ({
     balanceKinds: own.balanceKinds[STAGE_KEY[stage]],
