@@ -18,29 +18,31 @@ export {
 } from './swapped.js';
 export { serveMultihopSearch, startMultihopSearchServer } from './serve.js';
 export {
-  DEFAULT_MULTIHOP_CACHE_DIR,
   DEFAULT_RETRIEVAL_REWARD,
-  loadMultihopResources,
-  MULTIHOP_SPECIAL_TOKENS,
-  MULTIHOP_SNIPPET_CHARS,
-  MULTIHOP_TOKENIZER_VERSION,
   MULTIHOP_CHAT_INSTRUCTION,
+  MULTIHOP_SNIPPET_CHARS,
+  MULTIHOP_SPECIAL_TOKENS,
   type MultihopEnvOptions,
   type MultihopStyle,
   chatStyle,
+  makeMultihopEnv,
+  multihopAnswering,
+  multihopEnvOptions,
   multihopFormat,
   multihopPrompt,
   multihopTools,
+  scoreAnswer,
+  substringMatch,
   tagStyle,
   tagVocabulary,
+} from './env.js';
+export {
+  DEFAULT_MULTIHOP_CACHE_DIR,
+  loadMultihopResources,
+  MULTIHOP_TOKENIZER_VERSION,
   type MultihopResources,
   multihopQaTask,
   type MultihopTaskOptions,
   multihopTokenizer,
-  makeMultihopEnv,
-  multihopAnswering,
-  multihopEnvOptions,
-  scoreAnswer,
-  substringMatch,
 } from './task.js';
 export { type MultihopCorpusTaskOptions, multihopTaskFromCorpus } from './from-corpus.js';

@@ -39,26 +39,6 @@ import { scriptedSearcher } from './scripted.js';
 import { isSwappedComparison, multihopGroups, swappedTwins, withSwappedComparisons } from './swapped.js';
 import { SearchIndex } from './search/index.js';
 
-export {
-  DEFAULT_RETRIEVAL_REWARD,
-  MULTIHOP_SNIPPET_CHARS,
-  MULTIHOP_SPECIAL_TOKENS,
-  type MultihopEnvOptions,
-  makeMultihopEnv,
-  multihopAnswering,
-  multihopEnvOptions,
-  MULTIHOP_CHAT_INSTRUCTION,
-  type MultihopStyle,
-  chatStyle,
-  multihopFormat,
-  multihopPrompt,
-  multihopTools,
-  scoreAnswer,
-  substringMatch,
-  tagStyle,
-  tagVocabulary,
-} from './env.js';
-
 /** Bump when the tokenizer's training texts or pre-tokeniser change, so a stale cached one is not reused. */
 export const MULTIHOP_TOKENIZER_VERSION = 4;
 
