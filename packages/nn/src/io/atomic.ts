@@ -15,21 +15,8 @@ export function siblingTempPath(path: string, tag: string): string {
 }
 
 export async function writeFileAtomic(path: string, data: string | Uint8Array): Promise<void> {
-  await mkdir(dirname(path), { recursive: true });
-  const tmp = siblingTempPath(path, 'tmp');
-  try {
-    const handle = await open(tmp, 'wx');
-    try {
-      await handle.writeFile(data);
-      await handle.sync();
-    } finally {
-      await handle.close();
-    }
-    await rename(tmp, path);
-  } catch (err) {
-    await rm(tmp, { force: true });
-    throw err;
-  }
+  const bytes = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
+  await writeFileAtomicStreaming(path, (write) => write(bytes));
 }
 
 /** The synchronous twin of writeFileAtomic, for writers that must not yield (metrics, plots, caches). */
