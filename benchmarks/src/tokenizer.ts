@@ -13,6 +13,7 @@ import { cpus } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { MULTIHOP_SPECIAL_TOKENS } from '@agent-r1/agent';
 import { Tokenizer, trainBpe } from '@agent-r1/nn';
 import { Generator } from '@agent-r1/tensor';
 
@@ -28,16 +29,8 @@ const vocabSize = Number(values.vocab);
 const trainBytes = Number(values['train-mb']) * 1e6;
 const encodeBytes = Number(values['encode-mb']) * 1e6;
 
-const SPECIALS = [
-  '<search>',
-  '</search>',
-  '<result>',
-  '</result>',
-  '<answer>',
-  '</answer>',
-  '<eos>',
-  '<pad>',
-];
+/** The multi-hop task's special tokens, and a padding token. */
+const SPECIALS = [...MULTIHOP_SPECIAL_TOKENS, '<pad>'];
 
 /** Numbers uniform on [0, 1) from the tensor library's seeded generator. */
 function prng(seed: number): () => number {
