@@ -93,6 +93,7 @@ export {
   agentFromFiles,
 } from './checkpoints/agent-from-files.js';
 export {
+  COMPARE_SPECIAL_TOKENS,
   DEFAULT_RETRIEVAL_REWARD,
   MULTIHOP_SNIPPET_CHARS,
   MULTIHOP_SPECIAL_TOKENS,
@@ -105,6 +106,7 @@ export {
   multihopEnvOptions,
   multihopFormat,
   multihopPrompt,
+  multihopSpecialTokens,
   multihopTools,
   scoreAnswer,
   substringMatch,
@@ -112,6 +114,7 @@ export {
   tagVocabulary,
 } from './tasks/multihop-qa/env.js';
 export { type MultihopCorpusTaskOptions, multihopTaskFromCorpus } from './tasks/multihop-qa/from-corpus.js';
+export { COMPARE_TOOL, compareTool, parseCompareValues } from './tasks/multihop-qa/compare-tool.js';
 export type { Doc, QaExample, QaKind } from './tasks/multihop-qa/data/types.js';
 export {
   type SearchDocument,

@@ -310,6 +310,7 @@ describe("a task's own options (taskOptions)", () => {
       balanceKinds: { warmStart: 0.5, rl: 0.5 },
       kindBoost: { warmStart: '', rl: '' },
       swappedComparisons: false,
+      compareTool: false,
       questions: '',
       corpus: '',
     });

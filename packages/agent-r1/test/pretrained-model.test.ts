@@ -138,6 +138,19 @@ describe('model.from: training a pretrained Hugging Face model', () => {
     expect(episode.context).toMatch(/<\|im_start\|>assistant\n<answer>[^<]+<\/answer>$/);
   });
 
+  it('with taskOptions.compareTool the template declares both tools and an area comparison calls compare in its format', async () => {
+    const from = join(FIXTURES, 'qwen2');
+    const overrides = ['rollout.maxTurns=4', 'taskOptions.compareTool=true'];
+    const task = (await createTask(config('compare', from, overrides))) as AgentTask<QaExample>;
+    const example = task.train.find((q) => q.kind === 'compare_area')!;
+    const episode = await runTextEpisode(task.makeEnv(), example, task.scripted!(example, 0));
+    expect(episode.info).toMatchObject({ reason: 'answer', em: 1, toolCallCount: 3 });
+    expect(episode.toolCalls.map((c) => c.name)).toEqual(['search', 'search', 'compare']);
+    expect(episode.prompt).toContain('"name": "compare"');
+    expect(episode.context).toContain('<tool_call>\n{"name": "compare", "arguments": {"values": ');
+    expect(episode.context).toContain('<tool_response>\nLargest: ');
+  });
+
   it('starts from the folder’s weights, trains, writes the policy back as a Hugging Face folder, and reloads from the checkpoint alone', async () => {
     const before = memory().tensors;
     // A copy of the model, removed before the agent is loaded again: the checkpoint must not need it.

@@ -16,6 +16,7 @@ import { ToolRegistry } from '../../tools/registry.js';
 import type { Tool } from '../../tools/tool.js';
 import type { AgentTask, TaskVocabulary } from '../task.js';
 import type { Doc, QaExample } from './data/types.js';
+import { COMPARE_TOOL, compareTool } from './compare-tool.js';
 import { retrievalReward } from './retrieval-reward.js';
 import type { SearchIndex } from './search/bm25.js';
 import { SEARCH_TOOL, searchTool } from './search/tool.js';
@@ -29,6 +30,14 @@ export const MULTIHOP_SPECIAL_TOKENS = [
   '</answer>',
   '<eos>',
 ] as const;
+
+/** The `compare` tool's tags, special tokens of the tokenizer when the tool is on. */
+export const COMPARE_SPECIAL_TOKENS = ['<compare>', '</compare>'] as const;
+
+/** The tokenizer's special tokens: the tags and `<eos>`, and the compare tags when that tool is on. */
+export function multihopSpecialTokens(options: { compareTool?: boolean } = {}): string[] {
+  return [...MULTIHOP_SPECIAL_TOKENS, ...(options.compareTool ? COMPARE_SPECIAL_TOKENS : [])];
+}
 
 /** Characters of each document a search shows by default (3 of them fit ~96 tokens). */
 export const MULTIHOP_SNIPPET_CHARS = 80;
@@ -55,15 +64,29 @@ export interface MultihopEnvOptions {
    * documents (`makeMultihopEnv`'s `docs`).
    */
   retrievalReward?: number;
+  /**
+   * A second tool, `compare` (`<compare>label number ; label number</compare>` → the label of the
+   * largest), for the comparisons' numbers; default false (search only).
+   */
+  compareTool?: boolean;
 }
 
-/** The compact prompt: the question and one line of instruction (tiny models: short). */
+/**
+ * The compact prompt: the question and one line of instruction (tiny models: short). It names the search
+ * tool only, also where the compare tool is on: a policy trained from scratch learns the tools from the
+ * demonstrations, and 3-hop episodes already fill the preset's 384-token context.
+ */
 export function multihopPrompt(example: Pick<QaExample, 'question'>): string {
   return `Question: ${example.question}\nSearch with <search>query</search>, then reply <answer>answer</answer>.\n`;
 }
 
-export function multihopFormat(): TagsFormat {
-  return new TagsFormat({ tags: [{ tag: 'search', tool: SEARCH_TOOL, argument: 'query' }] });
+export function multihopFormat(options: { compareTool?: boolean } = {}): TagsFormat {
+  return new TagsFormat({
+    tags: [
+      { tag: 'search', tool: SEARCH_TOOL, argument: 'query' },
+      ...(options.compareTool ? [{ tag: 'compare', tool: COMPARE_TOOL, argument: 'values' }] : []),
+    ],
+  });
 }
 
 /**
@@ -78,15 +101,23 @@ export interface MultihopStyle {
   answer(answer: string): string;
   /** How many searches a text of actions and observations holds. */
   searchesIn(text: string): number;
+  /** A call of the `compare` tool (`compareValuesText`), where the episode has that tool. */
+  compare?(values: string): string;
+  /** How many compare calls a text of actions and observations holds. */
+  comparesIn(text: string): number;
 }
 
-export function tagStyle(): MultihopStyle {
+const occurrencesOf = (text: string, piece: string) => text.split(piece).length - 1;
+
+export function tagStyle(options: { compareTool?: boolean } = {}): MultihopStyle {
   return {
-    format: multihopFormat(),
+    format: multihopFormat(options),
     prompt: multihopPrompt,
     search: (query) => `<search> ${query}</search>`,
     answer: (answer) => `<${ANSWER_TAG}> ${answer}</${ANSWER_TAG}>`,
-    searchesIn: (text) => text.split('<search>').length - 1,
+    searchesIn: (text) => occurrencesOf(text, '<search>'),
+    ...(options.compareTool ? { compare: (values: string) => `<compare> ${values}</compare>` } : {}),
+    comparesIn: (text) => occurrencesOf(text, '<compare>'),
   };
 }
 
@@ -96,13 +127,23 @@ export const MULTIHOP_CHAT_INSTRUCTION =
 
 /** A pretrained chat model's episode: `chat` (its template's conventions) over the task's `tools`. */
 export function chatStyle(chat: ChatTools, tools: readonly Tool[]): MultihopStyle {
-  const call = '<tool_call>';
+  const render = (name: string, argument: string) => (value: string) =>
+    chat.format.renderCall({ name, args: { [argument]: value } });
+  // A tool's calls are counted by the rendered text that precedes their argument (`{"name": "search", …`).
+  const counter = (call: (value: string) => string) => {
+    const prefix = call('\uE000').split('\uE000')[0];
+    return (text: string) => occurrencesOf(text, prefix);
+  };
+  const search = render(SEARCH_TOOL, 'query');
+  const compare = render(COMPARE_TOOL, 'values');
   return {
     format: chat.format,
     prompt: (example) => chat.prompt(MULTIHOP_CHAT_INSTRUCTION, example.question, tools),
-    search: (query) => chat.format.renderCall({ name: SEARCH_TOOL, args: { query } }),
+    search,
     answer: (answer) => chat.format.renderAnswer(answer),
-    searchesIn: (text) => text.split(call).length - 1,
+    searchesIn: counter(search),
+    ...(tools.some((t) => t.name === COMPARE_TOOL) ? { compare } : {}),
+    comparesIn: counter(compare),
   };
 }
 
@@ -125,15 +166,16 @@ export function scoreAnswer(
   return { em: exactMatch(answer, golds), f1: f1Score(answer, golds), subEm: substringMatch(answer, golds) };
 }
 
-/** The task's tools: `search` over `index`, showing `options.topK` documents cut to `options.maxCharsPerDoc`. */
+/** The task's tools: `search` over `index` (and `compare` where `options.compareTool`), showing `options.topK` documents cut to `options.maxCharsPerDoc`. */
 export function multihopTools(index: SearchIndex, options: MultihopEnvOptions = {}): ToolRegistry {
-  return new ToolRegistry().register(
+  const tools = new ToolRegistry().register(
     searchTool(index, {
       defaultK: options.topK ?? 3,
       maxK: options.topK ?? 3,
       maxCharsPerDoc: options.maxCharsPerDoc ?? MULTIHOP_SNIPPET_CHARS,
     }),
   );
+  return options.compareTool ? tools.register(compareTool()) : tools;
 }
 
 /**
@@ -189,13 +231,13 @@ export function multihopEnvOptions(
 }
 
 /** The vocabulary of a task whose tokenizer is ours (a trained BPE): `<eos>` and the closing tags end an action. */
-export function tagVocabulary(tokenizer: Tokenizer): TaskVocabulary {
+export function tagVocabulary(tokenizer: Tokenizer, options: { compareTool?: boolean } = {}): TaskVocabulary {
   return {
     codec: { encode: (t) => tokenizer.encode(t), decode: (ids) => tokenizer.decode(ids) },
     vocabSize: tokenizer.vocabSize,
     tokenizer,
     stopTokens: [tokenizer.tokenId('<eos>')],
-    stopStrings: multihopFormat().stop,
+    stopStrings: multihopFormat(options).stop,
   };
 }
 

@@ -7,11 +7,15 @@
 import type { Tokenizer } from '@agent-r1/nn';
 import type { AgentTask } from '../task.js';
 import type { Doc, QaExample } from './data/types.js';
-import { makeMultihopEnv, multihopAnswering, multihopEnvOptions } from './env.js';
+import { makeMultihopEnv, multihopAnswering, multihopEnvOptions, tagStyle, tagVocabulary } from './env.js';
 import { SearchIndex } from './search/bm25.js';
 
 export interface MultihopCorpusTaskOptions {
-  config: { rollout: { maxTurns: number }; algorithm?: { processRewards: boolean } };
+  config: {
+    rollout: { maxTurns: number };
+    algorithm?: { processRewards: boolean };
+    taskOptions?: Record<string, unknown>;
+  };
   tokenizer: Tokenizer;
   corpus: readonly Doc[];
   /** The questions with gold answers the task evaluates on (its validation and test split). */
@@ -24,7 +28,14 @@ export function multihopTaskFromCorpus(o: MultihopCorpusTaskOptions): AgentTask<
   if (o.corpus.length === 0) throw new Error('multihopTaskFromCorpus: the corpus holds no documents');
   const index = o.index ?? SearchIndex.build(o.corpus);
   const docs = new Map(o.corpus.map((d) => [d.id, d]));
-  const makeEnv = makeMultihopEnv(index, multihopEnvOptions(o.config), docs);
+  // A policy trained with the compare tool gets it here too (its tokenizer has the tags).
+  const tools = { compareTool: o.config.taskOptions?.compareTool === true };
+  const makeEnv = makeMultihopEnv(index, multihopEnvOptions(o.config, tools), docs, tagStyle(tools));
   const questions = o.questions ?? [];
-  return { ...multihopAnswering(makeEnv, o.tokenizer), train: [], validation: questions, test: questions };
+  return {
+    ...multihopAnswering(makeEnv, tagVocabulary(o.tokenizer, tools)),
+    train: [],
+    validation: questions,
+    test: questions,
+  };
 }

@@ -5,7 +5,15 @@ export {
   noRetrievalBaseline,
   scriptedSearcherBaseline,
 } from './baselines.js';
-export { readAnswer, scriptedSearcher, splitTitle, statedType } from './scripted.js';
+export { readAnswer, readArea, scriptedSearcher, splitTitle, statedType } from './scripted.js';
+export {
+  COMPARE_TOOL,
+  type CompareArgs,
+  compareTool,
+  compareValuesText,
+  type LabelledValue,
+  parseCompareValues,
+} from './compare-tool.js';
 export { retrievalReward } from './retrieval-reward.js';
 export {
   COMPARISONS_GROUP,
@@ -18,6 +26,7 @@ export {
 } from './swapped.js';
 export { serveMultihopSearch, startMultihopSearchServer } from './serve.js';
 export {
+  COMPARE_SPECIAL_TOKENS,
   DEFAULT_RETRIEVAL_REWARD,
   MULTIHOP_CHAT_INSTRUCTION,
   MULTIHOP_SNIPPET_CHARS,
@@ -30,6 +39,7 @@ export {
   multihopEnvOptions,
   multihopFormat,
   multihopPrompt,
+  multihopSpecialTokens,
   multihopTools,
   scoreAnswer,
   substringMatch,

@@ -30,6 +30,10 @@ export const MultihopOptionsSchema = section('Options of the multi-hop QA task.'
     false,
     "Train on each training comparison ('X or Y?') also with its two options swapped, in both stages, so that the answer's position says nothing about it.",
   ),
+  compareTool: bool(
+    false,
+    "A second tool, compare ('<compare>label number ; label number</compare>' → 'Largest: label'): the scripted demonstrations of an area comparison call it with the two areas they read. Off in the preset: a policy trained from scratch copied the figures too poorly to gain from it (docs/history.md); a pretrained model gets it declared in its chat template.",
+  ),
   questions: str(
     '',
     'A JSONL file of questions ({"question", "golden_answers"}, optional "hops") replacing the test split.',

@@ -4,6 +4,7 @@
  * and the scripted searcher that follows a question's gold chain with the real `search` tool.
  */
 import type { TextPolicy } from '../../mdp/text-episode.js';
+import { compareValuesText } from './compare-tool.js';
 import { containsAnswer } from './data/recall.js';
 import type { Doc, QaExample } from './data/types.js';
 import { type MultihopStyle, tagStyle } from './env.js';
@@ -32,6 +33,19 @@ export function comparisonOptions(question: string): [string, string] | undefine
   return m ? [m[1].trim(), m[2].trim()] : undefined;
 }
 
+/** An area comparison ("Which country has the larger area, X or Y?"). */
+export const isAreaComparison = (question: string) =>
+  /area/i.test(question) && comparisonOptions(question) !== undefined;
+
+/** The area of `country` as a text says it (`X is not landlocked. Its area is 181,035 …` → `181,035`). */
+export function readArea(text: string, country: string): string | undefined {
+  const m = new RegExp(
+    `${escapeRegExp(country)} is (?:not )?landlocked\\.\\s*Its area is (\\d[\\d,]*(?:\\.\\d+)?)`,
+    'i',
+  ).exec(text);
+  return m?.[1];
+}
+
 /**
  * An extractive reader: picks an answer span from retrieved text by the question's answer type.
  * - "X or Y?" comparisons: the larger area / the landlocked one, from the `Its area is N` /
@@ -45,14 +59,8 @@ export function readAnswer(question: string, text: string): string {
   const pair = comparisonOptions(question);
   if (pair) {
     const [x, y] = pair;
-    if (/area/i.test(question)) {
-      const area = (c: string) => {
-        const m = new RegExp(
-          `${escapeRegExp(c)} is (?:not )?landlocked\\.\\s*Its area is ([\\d,.]+)`,
-          'i',
-        ).exec(text);
-        return m ? parseArea(m[1]) : Number.NaN;
-      };
+    if (isAreaComparison(question)) {
+      const area = (c: string) => parseArea(readArea(text, c) ?? 'NaN');
       const [ax, ay] = [area(x), area(y)];
       if (Number.isFinite(ax) && Number.isFinite(ay)) return ax >= ay ? x : y;
       return x;
@@ -96,6 +104,18 @@ export function statedType(question: string, name: string): string | undefined {
   return m?.[1];
 }
 
+/**
+ * The compare call of an area comparison whose two areas `seen` holds (`Peru 1,285,216 ; Brazil 8,515,767`:
+ * the options in the question's order, each with its figure as the document writes it), else undefined.
+ */
+function areaComparison(question: string, seen: string): string | undefined {
+  const options = isAreaComparison(question) ? comparisonOptions(question) : undefined;
+  if (!options) return undefined;
+  const items = options.map((label) => ({ label, value: readArea(seen, label) }));
+  if (items.some((i) => i.value === undefined)) return undefined;
+  return compareValuesText(items as { label: string; value: string }[]);
+}
+
 /** The observations so far: the context after the prompt. */
 function afterPrompt(context: string, prompt: string): string {
   return context.startsWith(prompt) ? context.slice(prompt.length) : context;
@@ -109,8 +129,9 @@ function afterPrompt(context: string, prompt: string): string {
  * searched with that type, in the question's words and order (`American state Kansas`: one contiguous
  * copy), whether or not its title has a facet: a policy sees the question, not which titles need
  * disambiguating, so its first query should follow from the question alone (measured: docs/history.md).
- * A chain whose next entity never showed up stops early. It then answers the gold answer when every hop's
- * evidence was retrieved, else what the extractive reader finds.
+ * A chain whose next entity never showed up stops early. Where the episode has the `compare` tool, an
+ * area comparison whose two areas it has read then compares them with it. It then answers the gold answer
+ * when every hop's evidence was retrieved, else what the extractive reader finds.
  * This is the ceiling of a fixed strategy with this retriever.
  *
  * A space follows each opening tag (`<search> Costa Rica capital</search>`): the tokenizer then cuts the
@@ -143,6 +164,9 @@ export function scriptedSearcher(
       const q = queryFor(searched, seen);
       if (q !== undefined) return style.search(q);
     }
+    const compare =
+      style.compare && style.comparesIn(seen) === 0 ? areaComparison(example.question, seen) : undefined;
+    if (compare !== undefined) return style.compare!(compare);
     const evidence = example.evidence ?? [];
     const retrieved = evidence.length > 0 && evidence.every((e) => containsAnswer(seen, [e]));
     const answer = retrieved

@@ -25,14 +25,16 @@ import { loadCorpusJsonl, loadQuestionsJsonl } from './data/jsonl.js';
 import type { Doc, MultihopDataset, QaExample } from './data/types.js';
 import {
   MULTIHOP_SNIPPET_CHARS,
-  MULTIHOP_SPECIAL_TOKENS,
   type MultihopEnvOptions,
+  type MultihopStyle,
   chatStyle,
   makeMultihopEnv,
   multihopAnswering,
   multihopEnvOptions,
+  multihopSpecialTokens,
   multihopTools,
   tagStyle,
+  tagVocabulary,
 } from './env.js';
 import { entityRenamer, renamePool } from './rename.js';
 import { scriptedSearcher } from './scripted.js';
@@ -111,10 +113,11 @@ async function demonstrationTexts(
   r: MultihopResources,
   makeEnv: EnvFactory<QaExample>,
   examples: readonly QaExample[],
+  style: MultihopStyle,
 ): Promise<string[]> {
   const out: string[] = [];
   for (const ex of examples) {
-    const ep = await runTextEpisode(makeEnv(), ex, scriptedSearcher(ex, r.docs));
+    const ep = await runTextEpisode(makeEnv(), ex, scriptedSearcher(ex, r.docs, style));
     out.push(ep.context);
   }
   return out;
@@ -122,7 +125,8 @@ async function demonstrationTexts(
 
 /**
  * The tokenizer: byte-level BPE trained on the corpus and 500 scripted episodes of the training split,
- * with the tags and `<eos>` as special tokens; deterministic, and cached as JSON under `cacheDir`.
+ * with the tags and `<eos>` as special tokens (and the compare tags, with episodes that call it, where
+ * `options.compareTool`); deterministic, and cached as JSON under `cacheDir`.
  */
 export async function multihopTokenizer(
   r: MultihopResources,
@@ -132,22 +136,24 @@ export async function multihopTokenizer(
   const cacheDir = options.cacheDir ?? DEFAULT_MULTIHOP_CACHE_DIR;
   const file = join(
     cacheDir,
-    `tokenizer-v${MULTIHOP_TOKENIZER_VERSION}-data${DATASET_VERSION}-seed${options.dataSeed ?? 0}-vocab${vocabSize}.json`,
+    `tokenizer-v${MULTIHOP_TOKENIZER_VERSION}-data${DATASET_VERSION}-seed${options.dataSeed ?? 0}-vocab${vocabSize}${options.compareTool ? '-compare' : ''}.json`,
   );
   if (existsSync(file)) return Tokenizer.load(file);
+  const style = tagStyle(options);
   const texts = [
     ...r.dataset.corpus.map((d) => `${d.title}: ${d.contents}`),
     ...(await demonstrationTexts(
       r,
-      makeMultihopEnv(r.index, options, r.docs),
+      makeMultihopEnv(r.index, options, r.docs, style),
       r.dataset.questions.train.slice(0, 500),
+      style,
     )),
   ];
   // Single digits and punctuation marks: a name or number written in an action is then the same tokens as
   // in the document it was read from (`Washington D.C.` out of `…is Washington D.C..`), so it can be copied.
   const tokenizer = trainBpe(texts, {
     vocabSize,
-    specialTokens: [...MULTIHOP_SPECIAL_TOKENS],
+    specialTokens: multihopSpecialTokens(options),
     pretokenizer: 'split-digits-punct',
   });
   await mkdir(cacheDir, { recursive: true });
@@ -182,7 +188,7 @@ export async function multihopQaTask(
   const corpusFile = own.corpus;
   const questionsFile = own.questions;
   const ownCorpus = corpusFile === '';
-  const envOptions = multihopEnvOptions(config, options, ownCorpus);
+  const envOptions = multihopEnvOptions(config, { ...options, compareTool: own.compareTool }, ownCorpus);
   // The user's questions first: a bad line stops the run before an index or a tokenizer is built.
   const test = withSwappedComparisons(
     questionsFile === '' ? r.dataset.questions.test : loadQuestionsJsonl(questionsFile),
@@ -192,9 +198,11 @@ export async function multihopQaTask(
   // A pretrained model keeps its own tokenizer and speaks its chat template; a policy from scratch gets a
   // BPE trained on the corpus and the compact tags.
   const chat = context.pretrained ? pretrainedChat(context.pretrained) : null;
-  const style = chat ? chatStyle(chat.chat, multihopTools(index, envOptions).list()) : tagStyle();
+  const style = chat ? chatStyle(chat.chat, multihopTools(index, envOptions).list()) : tagStyle(envOptions);
   const makeEnv = makeMultihopEnv(index, envOptions, r.docs, style);
-  const vocabulary = chat ? chat.vocabulary : await multihopTokenizer(r, options);
+  const vocabulary = chat
+    ? chat.vocabulary
+    : tagVocabulary(await multihopTokenizer(r, { ...options, compareTool: own.compareTool }), envOptions);
   const { train, validation } = r.dataset.questions;
   const namePool = renamePool(train);
   const limited = options.trainLimit === undefined ? train : train.slice(0, options.trainLimit);

@@ -1,0 +1,120 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Generator } from '@agent-r1/tensor';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runTextEpisode } from '../src/mdp/text-episode.js';
+import { compareTool, parseCompareValues } from '../src/tasks/multihop-qa/compare-tool.js';
+import type { QaExample } from '../src/tasks/multihop-qa/data/types.js';
+import { comparisonOptions } from '../src/tasks/multihop-qa/scripted.js';
+import {
+  isSwappedComparison,
+  loadMultihopResources,
+  multihopQaTask,
+  withSwappedComparisons,
+} from '../src/tasks/multihop-qa/index.js';
+import type { AgentTask } from '../src/tasks/task.js';
+
+const run = (values: unknown) => compareTool().execute({ values } as { values: string });
+
+describe('the compare tool', () => {
+  it('names the label of the largest number, whatever the order', async () => {
+    expect(await run('Peru 1,285,216 ; Brazil 8,515,767')).toEqual({
+      content: 'Largest: Brazil',
+      success: true,
+    });
+    expect(await run('Brazil 8,515,767 ; Peru 1,285,216')).toEqual({
+      content: 'Largest: Brazil',
+      success: true,
+    });
+    expect((await run('Vatican City 0.44 ; Cook Islands 236 ; Malta 316')).content).toBe('Largest: Malta');
+    expect((await run('A 12 ; B 12')).content).toBe('Tie: A, B');
+  });
+
+  it('refuses what is not "label number" items, naming the part', async () => {
+    expect(parseCompareValues('Peru 1,285,216')).toEqual({ error: expect.stringContaining('two or more') });
+    const bad = await run('Peru 1,285,216 ; Brazil is large');
+    expect(bad.success).toBe(false);
+    expect(bad.content).toContain('"Brazil is large"');
+    expect((await run('Peru ; Brazil 3')).content).toContain('"Peru"');
+    expect((await run(42)).success).toBe(false);
+  });
+});
+
+describe('multihop-qa with taskOptions.compareTool', () => {
+  let task: AgentTask<QaExample>;
+  const tmp = mkdtempSync(join(tmpdir(), 'multihop-compare-'));
+  const test = () => withSwappedComparisons(loadMultihopResources().dataset.questions.test);
+  beforeAll(async () => {
+    task = await multihopQaTask(
+      { rollout: { maxTurns: 4 }, taskOptions: { compareTool: true } },
+      { cacheDir: tmp },
+    );
+  });
+  afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+
+  it('declares the tool: stop string, tags as single tokens, usage hint', async () => {
+    expect(task.stopStrings).toEqual(['</search>', '</compare>', '</answer>']);
+    const env = task.makeEnv();
+    await env.reset(task.train[0]);
+    const step = await env.step('nothing', []);
+    expect(step.observation).toContain('<compare>values</compare>');
+    for (const tag of ['<compare>', '</compare>']) expect(task.codec.encode(tag)).toHaveLength(1);
+  });
+
+  it('the scripted searcher compares the two areas it read, once, and answers every comparison both ways', async () => {
+    const comparisons = test().filter((q) => q.kind.startsWith('compare'));
+    expect(comparisons.filter(isSwappedComparison).length * 2).toBe(comparisons.length);
+    for (const q of comparisons) {
+      const ep = await runTextEpisode(task.makeEnv(), q, task.scripted!(q, 0));
+      expect(ep.info.em, q.question).toBe(1);
+      const compares = ep.toolCalls.filter((c) => c.name === 'compare');
+      if (q.kind === 'compare_landlocked') {
+        expect(compares).toHaveLength(0);
+        continue;
+      }
+      expect(compares).toHaveLength(1);
+      // The figures as the documents write them, in the question's order of the options.
+      const [x, y] = comparisonOptions(q.question)!;
+      expect(compares[0].args).toEqual({ values: `${x} ${q.evidence![0]} ; ${y} ${q.evidence![1]}` });
+    }
+  });
+
+  it('the answer is what the policy compared: the same call with the figures swapped gets the other country', async () => {
+    const q = test().find((x) => x.kind === 'compare_area')!;
+    const [x, y] = comparisonOptions(q.question)!;
+    const [ax, ay] = q.evidence!;
+    const misread = `<compare> ${x} ${ay} ; ${y} ${ax}</compare>`;
+    const policy = (context: string) => {
+      const result = /Largest: (.+?)<\/result>/.exec(context);
+      return result ? `<answer> ${result[1]}</answer>` : misread;
+    };
+    const ep = await runTextEpisode(task.makeEnv(), q, policy);
+    expect(ep.info.em).toBe(0);
+    expect(ep.info.answer).not.toBe(q.answers[0]);
+  });
+
+  it("a renamed demonstration's call and result stay consistent: the renamed figures, the renamed winner", async () => {
+    const q = test().find((x) => x.kind === 'compare_area')!;
+    const ep = await runTextEpisode(task.makeEnv(), q, task.scripted!(q, 0));
+    const texts = [ep.prompt, ...ep.actions, ...ep.observations.filter((o): o is string => o !== null)];
+    for (let seed = 0; seed < 20; seed++) {
+      const renaming = task.renameEntities!(q, texts, new Generator(seed));
+      const call = /<compare> (.+?)<\/compare>/.exec(renaming.apply(ep.actions[2]))![1];
+      const result = await compareTool().execute({ values: call });
+      expect(`\n<result>${result.content}</result>\n`).toBe(renaming.apply(ep.observations[2]!));
+      expect(renaming.apply(ep.actions[3])).toBe(
+        `<answer> ${result.content.slice('Largest: '.length)}</answer>`,
+      );
+    }
+  });
+
+  it('is off by default: the task has the search tool only, and the tokenizer no compare tags', async () => {
+    const plain = await multihopQaTask({ rollout: { maxTurns: 4 } });
+    expect(plain.stopStrings).toEqual(['</search>', '</answer>']);
+    expect(plain.codec.encode('<compare>').length).toBeGreaterThan(1);
+    const q = test().find((x) => x.kind === 'compare_area')!;
+    const ep = await runTextEpisode(plain.makeEnv(), q, plain.scripted!(q, 0));
+    expect(ep.toolCalls.map((c) => c.name)).toEqual(['search', 'search']);
+  });
+});
