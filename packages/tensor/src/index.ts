@@ -156,6 +156,7 @@ export {
   layerNorm,
   rmsNorm,
   scaledDotProductAttention,
+  rotaryEmbedding,
   dropout,
   type AttentionOptions,
   type CrossEntropyOptions,

@@ -37,6 +37,7 @@ describe('cuda launchers (recorded, no GPU)', () => {
       'rms',
       'norm',
       'attention',
+      'rotary',
       'adamw',
       'random',
     ])

@@ -2,7 +2,7 @@
  * Rotary position embeddings (Su et al. 2021), rotate-half layout as in GPT-NeoX and LLaMA: the first and
  * second halves of each head's features form the (real, imaginary) pairs rotated by position · θ_i.
  */
-import { type Tensor, concat, embedding, keep, tensor, type FloatDType } from '@agent-r1/tensor';
+import { type FloatDType, type Tensor, embedding, keep, rotaryEmbedding, tensor } from '@agent-r1/tensor';
 
 /**
  * How a pretrained model stretches its rotary frequencies past the context it was trained on (Hugging Face's
@@ -101,16 +101,8 @@ export class RotaryTables {
 /**
  * Rotates x [B, H, T, D] by the angles whose rows `RotaryTables.at` gives ([B, 1, T, D]): each pair
  * (x1, x2) of the two halves becomes (x1·cos − x2·sin, x2·cos + x1·sin), computed as
- * `x·cos + [x2, x1]·sin` with the sines' first half negated: four kernels instead of seven, the same
- * products and sums (a − b and a + (−b) are the same float), so the same bits.
+ * `x·cos + [x2, x1]·sin` with the sines' first half negated, in one kernel (`rotaryEmbedding`).
  */
 export function applyRotary(x: Tensor, cos: Tensor, sin: Tensor): Tensor {
-  const half = x.shape[x.rank - 1] / 2;
-  const [x1, x2] = x.split(half, -1);
-  const swapped = concat([x2, x1], -1);
-  const a = x.mul(cos);
-  const b = swapped.mul(sin);
-  const out = a.add(b);
-  for (const t of [x1, x2, swapped, a, b]) t.dispose();
-  return out;
+  return rotaryEmbedding(x, cos, sin);
 }

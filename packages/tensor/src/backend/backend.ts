@@ -147,6 +147,21 @@ export function attentionDims(args: Pick<AttentionArgs, 'q' | 'k'>): AttentionDi
   return { B, H, Hkv: args.k.shape[1], T, S: args.k.shape[2], D };
 }
 
+/**
+ * Rotary position embedding over dense views: each row of `x` [B, H, T, D] (D even) with the angles of its
+ * (batch, position) row of `cos` and `sin` [B, T, D]: out[i] = x[i]·cos[i] + x[j]·sin[i], where j is i's
+ * partner in the other half of the row (i ± D/2), and the sines' first half is stored negated. With
+ * `transpose`, the adjoint (the gradient with respect to x): out[i] = x[i]·cos[i] + x[j]·sin[j].
+ * Each product is rounded to the dtype before the sum, as a multiply then an add would be.
+ */
+export interface RotaryArgs {
+  x: View;
+  cos: View;
+  sin: View;
+  out: View;
+  transpose: boolean;
+}
+
 export interface AdamWArgs {
   /** Updated in place, as are m and v. All four are contiguous and of one size. */
   param: View;
@@ -196,6 +211,7 @@ export interface Kernels {
   rmsNormBackward(args: LayerNormBackwardArgs): void;
   attention(args: AttentionArgs): void;
   attentionBackward(args: AttentionBackwardArgs): void;
+  rotary(args: RotaryArgs): void;
   adamw(args: AdamWArgs): void;
   random(out: View, args: RandomArgs): void;
 }

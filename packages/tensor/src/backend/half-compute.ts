@@ -30,6 +30,7 @@ const WRITES: { [K in KernelName]?: readonly (number | string)[] } = {
   rmsNormBackward: ['dx', 'dweight', 'dbias'],
   attention: ['out', 'lse'],
   attentionBackward: ['dq', 'dk', 'dv'],
+  rotary: ['out'],
   adamw: ['param', 'm', 'v'],
   random: [0],
 };

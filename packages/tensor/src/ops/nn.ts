@@ -282,6 +282,60 @@ export function scaledDotProductAttention(
   return result;
 }
 
+/**
+ * Rotary position embedding of x [B, H, T, D] (D even) by the angles of each (batch, position) row:
+ * `cos` and `sin` broadcast to [B, 1, T, D], each row holding the cosines (twice) and the sines with the
+ * first half negated, so that out = x·cos + [x2, x1]·sin (x1, x2 the row's halves) — the rotation of each
+ * pair (x1, x2) into (x1·cos − x2·sin, x2·cos + x1·sin). One kernel where a multiply, a multiply, an add
+ * and the halves' swap would take five, with the same products and sums (each product rounded to the
+ * dtype, then the sum), so the same bits. The gradient reaches x only: the angles are constants.
+ */
+export function rotaryEmbedding(x: Tensor, cos: Tensor, sin: Tensor): Tensor {
+  checkFloat('rotaryEmbedding', x);
+  checkSameDevice('rotaryEmbedding', [x, cos, sin]);
+  const [B, , T, D] = x.shape;
+  const fits = (t: Tensor) =>
+    t.rank <= 4 &&
+    t.dtype === x.dtype &&
+    t.shape.every((d, i) => {
+      const want = [B, 1, T, D][i + 4 - t.rank];
+      return d === want || (d === 1 && i + 4 - t.rank !== 3);
+    });
+  if (x.rank !== 4 || D % 2 !== 0 || !fits(cos) || !fits(sin)) {
+    throw new Error(
+      `rotaryEmbedding: expected x [B, H, T, D] with D even, and cos, sin of its dtype broadcasting to [B, 1, T, D]; got x ${formatShape(x.shape)} ${x.dtype}, cos ${formatShape(cos.shape)} ${cos.dtype}, sin ${formatShape(sin.shape)} ${sin.dtype}`,
+    );
+  }
+  if (cos.requiresGrad || sin.requiresGrad)
+    throw new Error('rotaryEmbedding: cos and sin are constants here; they cannot require gradients');
+  // The angle tables as dense [B, T, D] (no copy when they already are, as RotaryTables.at gives them).
+  const table = (t: Tensor) => {
+    const wide = t.expand([B, 1, T, D]);
+    const dense = wide.reshape([B, T, D]);
+    wide.dispose();
+    return dense;
+  };
+  const [c, s] = [table(cos), table(sin)];
+  const xc = x.contiguous();
+  const out = empty(x.backend, x.shape, x.dtype);
+  x.backend.kernels.rotary({ x: xc, cos: c, sin: s, out, transpose: false });
+  const result = record(
+    'rotaryEmbedding',
+    out,
+    [x],
+    (g, [sc, ss]) => {
+      const dy = g.contiguous();
+      const dx = empty(g.backend, g.shape, g.dtype);
+      g.backend.kernels.rotary({ x: dy, cos: sc, sin: ss, out: dx, transpose: true });
+      dy.dispose();
+      return [dx];
+    },
+    [c, s],
+  );
+  for (const t of [xc, c, s]) t.dispose();
+  return result;
+}
+
 export interface DropoutOptions extends RandomOptions {
   training?: boolean;
 }

@@ -100,6 +100,15 @@ export function runScenarios(): Recorder {
       });
     }
     if (dtype === 'float32' || dtype === 'float64')
+      for (const transpose of [false, true])
+        K.rotary({
+          x: R.view(dtype, [2, 3, 5, 8]),
+          cos: R.view(dtype, [2, 5, 8]),
+          sin: R.view(dtype, [2, 5, 8]),
+          out: R.view(dtype, [2, 3, 5, 8]),
+          transpose,
+        });
+    if (dtype === 'float32' || dtype === 'float64')
       K.adamw({
         param: R.view(dtype, [77]),
         grad: R.view(dtype, [77]),

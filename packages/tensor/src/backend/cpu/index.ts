@@ -10,6 +10,7 @@ import { layerNorm, layerNormBackward, rmsNorm, rmsNormBackward } from './norms.
 import { adamw } from './optim.js';
 import { random } from './random.js';
 import { reduce } from './reduce.js';
+import { rotary } from './rotary.js';
 import { type CpuStorage, allocStorage, freeStorage } from './storage.js';
 import { logprobs, logprobsBackward, softmax, softmaxBackward } from './softmax.js';
 
@@ -33,6 +34,7 @@ const kernels: Kernels = {
   rmsNormBackward,
   attention,
   attentionBackward,
+  rotary,
   adamw,
   random,
 };

@@ -9,6 +9,7 @@ import { launchNorm, launchNormBackward } from './kernels/norms.js';
 import { launchAdamw } from './kernels/optim.js';
 import { launchRandom } from './kernels/random.js';
 import { launchReduce } from './kernels/reduce.js';
+import { launchRotary } from './kernels/rotary.js';
 import {
   launchLogprobs,
   launchLogprobsBackward,
@@ -21,7 +22,7 @@ import {
  * result once: the conversions, the elementwise maps (unary, binary, where), the reductions, matmul (half
  * tiles, float accumulators), softmax, logprobs, the norms and attention (their saved statistics in float),
  * and gather, which moves bits (an embedding lookup reads only its rows, not a float32 copy of the table).
- * The others (scatterAdd, adamw, random) compute on float32 copies (../half-compute.ts).
+ * The others (scatterAdd, rotary, adamw, random) compute on float32 copies (../half-compute.ts).
  */
 export const CUDA_HALF_KERNELS: ReadonlySet<KernelName> = new Set([
   'fill',
@@ -66,6 +67,7 @@ export function cudaKernels(L: Launcher): Kernels {
     rmsNormBackward: (args) => launchNormBackward(L, args, false),
     attention: (args) => launchAttention(L, args),
     attentionBackward: (args) => launchAttentionBackward(L, args),
+    rotary: (args) => launchRotary(L, args),
     adamw: (args) => launchAdamw(L, args),
     random: (out, args) => launchRandom(L, out, args),
   };

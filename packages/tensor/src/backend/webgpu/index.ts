@@ -16,6 +16,7 @@ import { gather, scatterAdd } from './kernels/indexing.js';
 import { matmul } from './kernels/matmul.js';
 import { layerNorm, layerNormBackward, rmsNorm, rmsNormBackward } from './kernels/norms.js';
 import { adamw } from './kernels/optim.js';
+import { rotary } from './kernels/rotary.js';
 import { random } from './kernels/random.js';
 import { reduce } from './kernels/reduce.js';
 import { logprobs, logprobsBackward, softmax, softmaxBackward } from './kernels/softmax.js';
@@ -138,6 +139,7 @@ export function createWebGpuBackendFromContext(ctx: GpuContext, name = 'webgpu')
     rmsNormBackward: (args) => rmsNormBackward(queue, args),
     attention: (args) => attention(queue, args),
     attentionBackward: (args) => attentionBackward(queue, args),
+    rotary: (args) => rotary(queue, args),
     adamw: (args) => adamw(queue, args),
     random: (out, args) => random(queue, out, args),
   };

@@ -1,4 +1,4 @@
-/** Softmax family and logprobs, layer/RMS norm, attention, AdamW: forward and backward. */
+/** Softmax family and logprobs, layer/RMS norm, attention, rotary embedding, AdamW: forward and backward. */
 import fc from 'fast-check';
 import { test } from 'vitest';
 import {
@@ -9,6 +9,7 @@ import {
   logprobs,
   narrow,
   rmsNorm,
+  rotaryEmbedding,
   scaledDotProductAttention,
   softmax,
   sum,
@@ -174,6 +175,42 @@ export function familiesFused(
             },
             tol.attention,
             `attention ${JSON.stringify(p)}`,
+          );
+        },
+        runs,
+      );
+    });
+
+    test('rotary embedding (angle tables per batch row or shared): forward and backward', async () => {
+      const arb = fc
+        .record({ B: dimArb(2), H: dimArb(3), T: dimArb(9), half: dimArb(8), shared: fc.boolean() })
+        .chain((p) => {
+          const n = p.B * p.H * p.T * 2 * p.half;
+          const tables = (p.shared ? 1 : p.B) * p.T * 2 * p.half;
+          return fc.record({
+            p: fc.constant(p),
+            x: f32Values(n),
+            c: f32Values(tables, -1, 1),
+            s: f32Values(tables, -1, 1),
+            w: f32Values(n),
+          });
+        });
+      await property(
+        device,
+        arb,
+        async ({ p, x, c, s, w }) => {
+          const D = 2 * p.half;
+          await checkSame(
+            device,
+            (dev) => {
+              const a = leaf(dev, [p.B, p.H, p.T, D], x, true);
+              const table = [p.shared ? 1 : p.B, 1, p.T, D];
+              const out = rotaryEmbedding(a, leaf(dev, table, c), leaf(dev, table, s));
+              weighted(out, w, dev).backward();
+              return [out, ...grads(a)];
+            },
+            tol.elementwise,
+            `rotary [${p.B}, ${p.H}, ${p.T}, ${D}]`,
           );
         },
         runs,

@@ -1,7 +1,7 @@
 /**
  * Fixed cases through every primitive of the cuda backend, for the emulated device: small enough to run
  * in seconds on CPU threads, chosen to reach the paths that matter (strided and broadcast operands, each
- * reduction, batched and transposed matmul, gather/scatter, every fused kernel forward and backward, GQA
+ * reduction, batched and transposed matmul, gather/scatter, every fused kernel forward and backward (rotary included), GQA
  * with a mask and a KV-cache offset, random draws). Each is compared with the CPU backend.
  */
 import { describe, test } from 'vitest';
@@ -21,6 +21,7 @@ import {
   rand,
   randint,
   rmsNorm,
+  rotaryEmbedding,
   scaledDotProductAttention,
   scatterAdd,
   softmax,
@@ -166,6 +167,23 @@ export function emulatedSmoke(device: string): void {
         },
         { atol: 2e-5, rtol: 1e-4 },
         'attention',
+      );
+    });
+
+    test('rotary embedding: forward and backward, angle tables shared over the batch', async () => {
+      await checkSame(
+        device,
+        (dev) => {
+          const [B, H, T, D] = [2, 3, 7, 10];
+          const x = leaf(dev, [B, H, T, D], vals(B * H * T * D, 20), true);
+          const cos = leaf(dev, [1, 1, T, D], vals(T * D, 21));
+          const sin = leaf(dev, [1, 1, T, D], vals(T * D, 22));
+          const out = rotaryEmbedding(x, cos, sin);
+          weighted(out, 23, dev).backward();
+          return [out, ...grads(x)];
+        },
+        TOL,
+        'rotary',
       );
     });
 

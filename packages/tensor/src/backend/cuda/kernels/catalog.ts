@@ -30,6 +30,7 @@ import { normBackwardKernel, normKernel, normParamGradKernel, normParamRoundKern
 import { adamwKernel } from './optim.js';
 import { randomKernel } from './random.js';
 import { type ReduceMode, reduceKernel } from './reduce.js';
+import { rotaryKernel } from './rotary.js';
 import { logprobsBackwardKernel, logprobsKernel, softmaxBackwardKernel, softmaxKernel } from './softmax.js';
 
 const DTYPES: DType[] = ['float32', 'float64', 'int32', 'bool'];
@@ -131,7 +132,13 @@ export function kernelCatalog(): KernelSource[] {
   for (const rank of RANK_BUCKETS)
     out.push(gatherKernel('float32', rank, 64), scatterAddKernel('float32', rank, 32));
   out.push(gatherKernel('bool', 2, 32));
-  for (const dtype of FLOATS) out.push(...fusedKernels(dtype), adamwKernel(dtype));
+  for (const dtype of FLOATS)
+    out.push(
+      ...fusedKernels(dtype),
+      rotaryKernel(dtype, false),
+      rotaryKernel(dtype, true),
+      adamwKernel(dtype),
+    );
   for (const dtype of ['float32', 'float64', 'int32'] as DType[])
     for (const dist of ['uniform', 'normal', 'randint'] as const) out.push(randomKernel(dist, dtype));
   // Some parameter sets above overlap (e.g. matmul 'nt' with one batch axis); keep each kernel once.
