@@ -47,12 +47,17 @@ function isView(x: unknown): x is View {
   return typeof x === 'object' && x !== null && 'storage' in x && 'strides' in x;
 }
 
+/** Whether a kernel's arguments hold a half view; runs on every launch, so it allocates nothing. */
 function hasHalfView(args: readonly unknown[]): boolean {
   for (const a of args) {
     if (isView(a)) {
       if (isHalf(a.dtype)) return true;
     } else if (typeof a === 'object' && a !== null && !Array.isArray(a)) {
-      for (const v of Object.values(a)) if (isView(v) && isHalf(v.dtype)) return true;
+      const fields = a as Record<string, unknown>;
+      for (const key in fields) {
+        const v = fields[key];
+        if (isView(v) && isHalf(v.dtype)) return true;
+      }
     }
   }
   return false;
