@@ -107,9 +107,14 @@ export interface LayerNormBackwardArgs {
 }
 
 export interface AttentionArgs {
-  q: View; // [B, H, T, D]
-  k: View; // [B, Hkv, S, D], H a multiple of Hkv (grouped-query attention)
-  v: View; // [B, Hkv, S, D]
+  q: View; // [B, H, T, D], dense
+  /**
+   * [B, Hkv, S, D], H a multiple of Hkv (grouped-query attention). In the forward, each head's [S, D] rows
+   * are dense (`headsDense`) but the batch and head strides are free, so a KV cache's first S positions
+   * are read where they are; the backward gets dense k and v.
+   */
+  k: View;
+  v: View; // [B, Hkv, S, D], as k
   /** Boolean keep-mask broadcast to [B, H, T, S] (stride 0 on broadcast axes), or null. */
   mask: View | null;
   /** Query i may attend key j when j <= i + (S - T): aligned bottom-right, so a KV cache works. */
@@ -130,6 +135,17 @@ export interface AttentionBackwardArgs extends Omit<AttentionArgs, 'out' | 'lse'
   dq: View;
   dk: View;
   dv: View;
+}
+
+/** Whether a [B, Hkv, S, D] view's heads are each dense [S, D] rows (any batch and head strides). */
+export function headsDense(v: View): boolean {
+  const [, , S, D] = v.shape;
+  return (D <= 1 || v.strides[3] === 1) && (S <= 1 || v.strides[2] === D);
+}
+
+/** Element index in `v`'s storage where the [S, D] rows of batch `b`, K/V head `hk` start. */
+export function headStart(v: View, b: number, hk: number): number {
+  return v.offset + b * v.strides[0] + hk * v.strides[1];
 }
 
 /** The sizes of an attention call: batch, query and K/V heads, query rows, keys, head size. */

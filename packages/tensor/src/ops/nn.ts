@@ -3,7 +3,8 @@
  * gradient), because these are where a training step spends its time.
  */
 import { statsDtype } from '../dtype.js';
-import { record } from '../autograd.js';
+import { isGradEnabled, record } from '../autograd.js';
+import { headsDense } from '../backend/backend.js';
 import { formatShape, normalizeAxis } from '../shape.js';
 import type { Tensor } from '../tensor.js';
 import { type RandomOptions, rand } from './creation.js';
@@ -244,7 +245,11 @@ export function scaledDotProductAttention(
       throw new Error(`attention: mask must be bool (true = attend), got ${options.mask.dtype}`);
     maskView = broadcastView(options.mask, [B, H, T, S]);
   }
-  const [qc, kc, vc] = [q.contiguous(), k.contiguous(), v.contiguous()];
+  // With no gradient to take, K and V whose heads are dense rows are read where they are: a KV cache's
+  // view of its first S positions is not copied at every decode step.
+  const inPlace = !isGradEnabled() || ![q, k, v].some((t) => t.requiresGrad);
+  const kv = (t: Tensor) => (inPlace && headsDense(t) ? t : t.contiguous());
+  const [qc, kc, vc] = [q.contiguous(), kv(k), kv(v)];
   const out = empty(q.backend, q.shape, q.dtype);
   const lse = empty(q.backend, [B, H, T], statsDtype(q.dtype));
   const causal = options.causal ?? false;
@@ -278,7 +283,7 @@ export function scaledDotProductAttention(
     },
     saved,
   );
-  for (const t of [qc, kc, vc, lse]) t.dispose();
+  for (const t of [qc, kc, vc, lse]) if (t !== k && t !== v) t.dispose();
   return result;
 }
 

@@ -9,9 +9,10 @@ import {
   type AttentionDims,
   type View,
   attentionDims,
+  headStart,
 } from '../backend.js';
 import { dataOf } from './storage.js';
-import { assertDense, elementOffsets } from './strided.js';
+import { assertDense, assertHeadsDense, elementOffsets } from './strided.js';
 
 interface Layout extends AttentionDims {
   /** Offsets of mask[b, h, i, 0] for each (b, h, i) row, and the mask's stride along keys. */
@@ -33,6 +34,11 @@ function kvHeadStart(L: Layout, bh: number): number {
   const b = Math.floor(bh / L.H);
   const hk = Math.floor((bh % L.H) / (L.H / L.Hkv));
   return (b * L.Hkv + hk) * L.S * L.D;
+}
+
+/** The batch and K/V head of the rows query head `bh` = b·H + h reads. */
+function kvHeadOf(L: Layout, bh: number): [b: number, hk: number] {
+  return [Math.floor(bh / L.H), Math.floor((bh % L.H) / (L.H / L.Hkv))];
 }
 
 /** Copies `count` elements of a dense view, from element `start` of it, into float64 scratch. */
@@ -94,7 +100,8 @@ function scoreRow(
 }
 
 export function attention(args: AttentionArgs): void {
-  assertDense('attention', args.q, args.k, args.v);
+  assertDense('attention', args.q);
+  assertHeadsDense('attention', args.k, args.v);
   const L = layout(args);
   const { T, S, D } = L;
   const o = dataOf(args.out);
@@ -106,9 +113,9 @@ export function attention(args: AttentionArgs): void {
   const acc = new Float64Array(D);
   for (let bh = 0; bh < L.B * L.H; bh++) {
     load(args.q, bh * T * D, T * D, q);
-    const head = kvHeadStart(L, bh);
-    load(args.k, head, S * D, k);
-    load(args.v, head, S * D, v);
+    const [b, hk] = kvHeadOf(L, bh);
+    load(args.k, headStart(args.k, b, hk) - args.k.offset, S * D, k);
+    load(args.v, headStart(args.v, b, hk) - args.v.offset, S * D, v);
     for (let i = 0; i < T; i++) {
       const row = bh * T + i;
       lse[row] = scoreRow(args, L, row, q, i * D, k, p);

@@ -10,10 +10,16 @@
  * and sums are float32 (the CPU kernel uses float64). The backward runs one call per (batch, kv head): that
  * call owns the kv head's dk and dv, so they are summed in one fixed order whatever the thread count.
  */
-import { type AttentionArgs, type AttentionBackwardArgs, type View, attentionDims } from '../backend.js';
+import {
+  type AttentionArgs,
+  type AttentionBackwardArgs,
+  type View,
+  attentionDims,
+  headStart,
+} from '../backend.js';
 import { attentionBackward as cpuAttentionBackward, attention as cpuAttention } from '../cpu/attention.js';
 import { dataOf } from '../cpu/storage.js';
-import { assertDense, elementOffsets } from '../cpu/strided.js';
+import { assertDense, assertHeadsDense, elementOffsets, isDense } from '../cpu/strided.js';
 import type { Call } from './pool.js';
 import { getWasmRuntime } from './runtime.js';
 
@@ -53,14 +59,17 @@ export function attention(args: AttentionArgs): void {
     cpuAttention(args);
     return;
   }
-  assertDense('attention', q, k, v);
+  assertDense('attention', q);
+  assertHeadsDense('attention', k, v);
   const { B, H, Hkv, T, S, D } = attentionDims(args);
   if (B * H * T === 0) return;
-  if (D === 0 || S === 0) {
+  const rt = getWasmRuntime();
+  // K and V outside the wasm memory are copied in whole, so they must be dense (a KV cache is inside).
+  const copiedSparse = [k, v].some((x) => !isDense(x) && rt.addressOf(f32(x)) === undefined);
+  if (D === 0 || S === 0 || copiedSparse) {
     cpuAttention(args);
     return;
   }
-  const rt = getWasmRuntime();
   const qn = B * H * T * D;
   const kn = B * Hkv * S * D;
   const lanes = rt.lanes(4 * B * H * T * S * D);
@@ -85,11 +94,17 @@ export function attention(args: AttentionArgs): void {
   const mAt = top;
   const sAt = align16(mAt + (limits ? 4 * B * H * T : 0));
   const { base, mem } = rt.scratch(sAt + 4 * S * B * H * callsPerHead);
-  const [qAt, kAt, vAt, oAt, lAt] = operands.map(({ view, n, address }, i) => {
+  const [qAt, , , oAt, lAt] = operands.map(({ view, n, address }, i) => {
     if (address !== undefined) return address + 4 * view.offset;
     if (i < 3) mem.set(f32(view).subarray(view.offset, view.offset + n), (base + regions[i]) / 4);
     return base + regions[i];
   });
+  /** Where the rows of (batch b, K/V head hk) of operand 1 (k) or 2 (v) are: in place, or in the copy. */
+  const headAt = (i: 1 | 2, b: number, hk: number) => {
+    const { view, address } = operands[i];
+    if (address !== undefined) return address + 4 * headStart(view, b, hk);
+    return base + regions[i] + 4 * (b * Hkv + hk) * S * D;
+  };
   if (limits) new Int32Array(mem.buffer, base + mAt, limits.length).set(limits);
   const id = rt.id('attn_fwd');
   const shift = causal ? S - T : S;
@@ -97,7 +112,7 @@ export function attention(args: AttentionArgs): void {
   for (let b = 0; b < B; b++)
     for (let h = 0; h < H; h++) {
       const bh = b * H + h;
-      const kv = (b * Hkv + Math.floor(h / (H / Hkv))) * S * D;
+      const hk = Math.floor(h / (H / Hkv));
       for (let i0 = 0; i0 < T; i0 += rowsPer) {
         const scratch = base + sAt + 4 * S * calls.length;
         const qp = qAt + 4 * bh * T * D;
@@ -106,8 +121,8 @@ export function attention(args: AttentionArgs): void {
         calls.push([
           id,
           qp,
-          kAt + 4 * kv,
-          vAt + 4 * kv,
+          headAt(1, b, hk),
+          headAt(2, b, hk),
           op,
           lAt + 4 * bh * T,
           scratch,

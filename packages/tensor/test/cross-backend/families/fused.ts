@@ -8,6 +8,7 @@ import {
   logSoftmax,
   logprobs,
   narrow,
+  noGrad,
   rmsNorm,
   rotaryEmbedding,
   scaledDotProductAttention,
@@ -175,6 +176,57 @@ export function familiesFused(
             },
             tol.attention,
             `attention ${JSON.stringify(p)}`,
+          );
+        },
+        runs,
+      );
+    });
+
+    test("attention without gradients reads K and V in place from a KV cache's view (prefix mask or causal)", async () => {
+      const arb = fc
+        .record({
+          B: fc.integer({ min: 1, max: 3 }),
+          Hkv: fc.integer({ min: 1, max: 2 }),
+          group: fc.integer({ min: 1, max: 2 }),
+          T: fc.oneof(fc.constant(1), fc.integer({ min: 1, max: 9 })),
+          S: fc.integer({ min: 1, max: 40 }),
+          spare: fc.integer({ min: 1, max: 24 }),
+          D: fc.constantFrom(4, 8, 16, 33),
+        })
+        .chain((p) => {
+          const H = p.Hkv * p.group;
+          const capacity = p.S + p.spare;
+          return fc.record({
+            p: fc.constant({ ...p, H, capacity }),
+            q: f32Values(p.B * H * p.T * p.D, -1, 1),
+            k: f32Values(p.B * p.Hkv * capacity * p.D, -1, 1),
+            v: f32Values(p.B * p.Hkv * capacity * p.D, -1, 1),
+            kept: fc.array(fc.integer({ min: 1, max: p.S }), { minLength: p.B, maxLength: p.B }),
+          });
+        });
+      await property(
+        device,
+        arb,
+        async ({ p, q, k, v, kept }) => {
+          await checkSame(
+            device,
+            (dev) =>
+              noGrad(() => {
+                // The cache holds `capacity` positions per head; attention reads the first S of them.
+                const cache = (values: number[]) =>
+                  leaf(dev, [p.B, p.Hkv, p.capacity, p.D], values).narrow(2, 0, p.S);
+                const tq = leaf(dev, [p.B, p.H, p.T, p.D], q);
+                // Each batch row keeps a prefix of its keys, as a padded batch of caches does.
+                const keep = Uint8Array.from({ length: p.B * p.S }, (_, e) =>
+                  Number(e % p.S < kept[Math.floor(e / p.S)]),
+                );
+                const mask = tensor(keep, { device: dev, shape: [p.B, 1, 1, p.S], dtype: 'bool' });
+                const causal = scaledDotProductAttention(tq, cache(k), cache(v), { causal: p.T <= p.S });
+                const prefix = scaledDotProductAttention(tq, cache(k), cache(v), { mask });
+                return [causal, prefix];
+              }),
+            tol.attention,
+            `attention over a cache view ${JSON.stringify(p)}`,
           );
         },
         runs,

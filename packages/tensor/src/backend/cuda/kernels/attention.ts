@@ -13,7 +13,7 @@
  * float, and each stored output is rounded once.
  */
 import { type DType, bytesPerElement, isHalf } from '../../../dtype.js';
-import type { AttentionArgs, AttentionBackwardArgs } from '../../backend.js';
+import { type AttentionArgs, type AttentionBackwardArgs, headsDense } from '../../backend.js';
 import type { KernelArg } from '../args.js';
 import { type Launcher, assertDense, assertStatsDtype, ptrOf, ptrOrNull, sameDtype } from '../launcher.js';
 import { type KernelSource, computeType, source, storageTypes } from './common.js';
@@ -113,7 +113,7 @@ export function attentionForwardKernel(dtype: DType, dmax: number): KernelSource
   const p = attentionTile('forward', dtype, dmax);
   const threads = p * TPR;
   const name = names('forward', dtype, dmax);
-  const body = `extern "C" __global__ void __launch_bounds__(${threads}) ${name}(${E}* __restrict__ out, ${T}* __restrict__ lse, const ${E}* __restrict__ q, const ${E}* __restrict__ k, const ${E}* __restrict__ v, ${COMMON_PARAMS}) {
+  const body = `extern "C" __global__ void __launch_bounds__(${threads}) ${name}(${E}* __restrict__ out, ${T}* __restrict__ lse, const ${E}* __restrict__ q, const ${E}* __restrict__ k, const ${E}* __restrict__ v, long long kSb, long long kSh, long long vSb, long long vSh, ${COMMON_PARAMS}) {
   __shared__ ${T} Qs[${p}][${dmax + 1}];
   __shared__ ${T} KV[${p}][${dmax + 1}];
   __shared__ ${T} Ps[${p}][${p + 1}];
@@ -122,8 +122,9 @@ export function attentionForwardKernel(dtype: DType, dmax: number): KernelSource
   const ${T} scale = (${T})scaleD;
   const long long i0 = (long long)blockIdx.x * ${p}, i = i0 + row;
   const ${E}* qb = q + (long long)bh * Tq * D;
-  const ${E}* kb = k + (long long)(b * Hkv + hk) * S * D;
-  const ${E}* vb = v + (long long)(b * Hkv + hk) * S * D;
+  // K and V rows by batch and head stride: a KV cache's view is read in place.
+  const ${E}* kb = k + b * kSb + hk * kSh;
+  const ${E}* vb = v + b * vSb + hk * vSh;
   ${loadTile('Qs', 'qb', 'i0', p, dmax, threads, 'Tq', types)}
   ${T} o[${dmax / TPR}];
   #pragma unroll
@@ -376,7 +377,12 @@ function commonArgs(args: AttentionArgs | AttentionBackwardArgs, s: ReturnType<t
 }
 
 export function launchAttention(L: Launcher, args: AttentionArgs): void {
-  assertDense('attention', args.q, args.k, args.v);
+  assertDense('attention', args.q);
+  for (const x of [args.k, args.v])
+    if (!headsDense(x))
+      throw new Error(
+        `cuda attention: expected K/V heads of dense rows, got shape [${x.shape}] strides [${x.strides}]`,
+      );
   sameDtype('attention', args.q, args.k, args.v, args.out);
   assertStatsDtype('attention', args.q, { lse: args.lse });
   const s = shapes(args);
@@ -388,6 +394,10 @@ export function launchAttention(L: Launcher, args: AttentionArgs): void {
     ['ptr', ptrOf(args.q)],
     ['ptr', ptrOf(args.k)],
     ['ptr', ptrOf(args.v)],
+    ['i64', args.k.strides[0]],
+    ['i64', args.k.strides[1]],
+    ['i64', args.v.strides[0]],
+    ['i64', args.v.strides[1]],
     ...commonArgs(args, s),
   ]);
 }

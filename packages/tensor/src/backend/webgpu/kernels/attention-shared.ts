@@ -43,12 +43,16 @@ export function params(
   chunk: Chunk,
 ): Params {
   const m = args.mask;
-  return new Params()
-    .u32(s.B, s.H, s.Hkv, s.T, s.S, s.D)
-    .f32s(args.scale)
-    .u32(args.causal ? 1 : 0, m ? 1 : 0, args.q.offset, args.k.offset, args.v.offset)
-    .i32s(m ? m.offset : 0, ...(m ? m.strides : [0, 0, 0, 0]))
-    .u32(...outOffsets, chunk.begin, chunk.end, chunk.first ? 1 : 0, chunk.last ? 1 : 0);
+  return (
+    new Params()
+      .u32(s.B, s.H, s.Hkv, s.T, s.S, s.D)
+      .f32s(args.scale)
+      .u32(args.causal ? 1 : 0, m ? 1 : 0, args.q.offset, args.k.offset, args.v.offset)
+      .i32s(m ? m.offset : 0, ...(m ? m.strides : [0, 0, 0, 0]))
+      .u32(...outOffsets, chunk.begin, chunk.end, chunk.first ? 1 : 0, chunk.last ? 1 : 0)
+      // Words 24–27: K's and V's batch and head strides (a KV cache's view is read in place).
+      .u32(args.k.strides[0], args.k.strides[1], args.v.strides[0], args.v.strides[1])
+  );
 }
 
 export interface Chunk {
@@ -68,6 +72,12 @@ export function chunks(n: number, width: number, tile: number): Chunk[] {
   for (let begin = 0; begin < n || out.length === 0; begin += size)
     out.push({ begin, end: Math.min(n, begin + size), first: begin === 0, last: begin + size >= n });
   return out;
+}
+
+/** WGSL: where the [S, D] rows of K (`which` 0) or V (1) for batch b, K/V head hk start, in elements. */
+export function headBase(which: 0 | 1, b: string, hk: string): string {
+  const [offset, strides] = which === 0 ? ['10u', ['24u', '25u']] : ['11u', ['26u', '27u']];
+  return `pu(${offset}) + ${b} * pu(${strides[0]}) + ${hk} * pu(${strides[1]})`;
 }
 
 /** Common WGSL: parameter names and the allowed(i, j) test (causal bottom-right alignment, optional mask). */

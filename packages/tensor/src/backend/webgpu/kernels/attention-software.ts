@@ -9,7 +9,7 @@
 import type { AttentionArgs } from '../../backend.js';
 import type { GpuQueue } from '../queue.js';
 import { GROUP_BUILTINS, LINEAR_GROUP, buffer } from '../wgsl.js';
-import { type Shape, common, dispatchForward, maskDecl } from './attention-shared.js';
+import { type Shape, common, dispatchForward, headBase, maskDecl } from './attention-shared.js';
 
 /**
  * Query rows per invocation: each K/V vec4 read is used that many times; the rows' running values are the
@@ -30,6 +30,7 @@ export function softwareAttentionFits(args: AttentionArgs, s: Shape): boolean {
     s.T > 1 &&
     s.D % 4 === 0 &&
     [args.q, args.k, args.v, args.out].every((v) => v.offset % 4 === 0) &&
+    [args.k, args.v].every((v) => v.strides[0] % 4 === 0 && v.strides[1] % 4 === 0) &&
     args.lse.offset === 0
   );
 }
@@ -60,8 +61,8 @@ fn main(${GROUP_BUILTINS}) {
   let b = bh / H; let h = bh % H; let hk = h / (H / Hkv);
   let i0 = (group % qBlocks) * ${ROWS * LANES}u;
   let i = i0 + lid.x * ${ROWS}u;
-  let kb = pu(10u) / 4u + (b * Hkv + hk) * S * D4;
-  let vb = pu(11u) / 4u + (b * Hkv + hk) * S * D4;
+  let kb = (${headBase(0, 'b', 'hk')}) / 4u;
+  let vb = (${headBase(1, 'b', 'hk')}) / 4u;
   let first = pu(22u) == 1u;
   // Rows past T read the last row (clamped) and are not written.
   ${perRow((r) => `let row${r} = bh * T + min(i + ${r}u, T - 1u);`)}

@@ -18,6 +18,7 @@ import {
   bindingsOf,
   common,
   dispatchForward,
+  headBase,
   maskDecl,
   params,
   shapeOf,
@@ -47,8 +48,8 @@ fn main(${GROUP_BUILTINS}) {
   let i = i0 + lid.x;
   let valid = i < T;
   let qb = pu(9u) + (bh * T + min(i, T - 1u)) * D;
-  let kb = pu(10u) + (b * Hkv + hk) * S * D;
-  let vb = pu(11u) + (b * Hkv + hk) * S * D;
+  let kb = ${headBase(0, 'b', 'hk')};
+  let vb = ${headBase(1, 'b', 'hk')};
   // Running state (max m, denominator l, unnormalised output) lives in O, LSE and LSUM between passes.
   let row = bh * T + min(i, T - 1u);
   let first = pu(22u) == 1u;
@@ -132,8 +133,8 @@ fn main(${GROUP_BUILTINS}) {
   if (bh >= pu(0u) * H) { return; }
   let b = bh / H; let h = bh % H; let hk = h / (H / Hkv);
   let qb = pu(9u) + bh * D;
-  let kb = pu(10u) + (b * Hkv + hk) * S * D;
-  let vb = pu(11u) + (b * Hkv + hk) * S * D;
+  let kb = ${headBase(0, 'b', 'hk')};
+  let vb = ${headBase(1, 'b', 'hk')};
   var acc: array<f32, ${s.DM}>;
   for (var d = 0u; d < D; d++) { acc[d] = 0.0; }
   var m = neg_inf();
