@@ -1,8 +1,8 @@
 /**
  * Where a decode step goes: `npx tsx --conditions=@agent-r1/source benchmarks/src/decode.ts [--threads 1]
- * [--busy 0] [--reps 30] [--batch 1,8]`. On the LM benchmark's model (./lm.ts) with the WebAssembly kernels:
- * the kernel launches of one decode step by kernel, then for each batch size the median generate call (a
- * 32-token prompt, 64 new tokens) and, with threads, the jobs handed to workers per call, the time the main
+ * [--busy 0] [--reps 30] [--batch 1,8] [--prompt 32]`. On the LM benchmark's model (./lm.ts) with the
+ * WebAssembly kernels: the kernel launches of one decode step by kernel, then for each batch size the median
+ * generate call (a `--prompt`-token prompt, 32 by default, at most 448; 64 new tokens) and, with threads, the jobs handed to workers per call, the time the main
  * thread blocked on them and the shares it took back (see packages/tensor/src/backend/wasm/pool.ts).
  * `--busy N` runs N CPU-bound processes beside it. For a CPU profile, run it under
  * `node --cpu-prof --cpu-prof-dir=DIR --import tsx --conditions=@agent-r1/source` and summarise the
@@ -27,22 +27,28 @@ const { values } = parseArgs({
     busy: { type: 'string', default: '0' },
     reps: { type: 'string', default: '30' },
     batch: { type: 'string', default: '1,8' },
+    prompt: { type: 'string', default: '32' },
   },
   strict: true,
 });
+const PROMPT = Number(values.prompt);
+if (!Number.isInteger(PROMPT) || PROMPT < 1 || PROMPT + 64 > LM_CONFIG.maxLength)
+  throw new Error(
+    `--prompt: a whole number of tokens from 1 to ${LM_CONFIG.maxLength - 64}, got ${values.prompt}`,
+  );
 enableWasmKernels({ threads: Number(values.threads) });
 waitForWasmWorkers();
 const model = new TransformerLM(LM_CONFIG);
 model.eval();
 
 function prompts(batch: number): number[][] {
-  const ids = randint(0, 4096, [batch, 32], { generator: new Generator(2), dtype: 'int32' });
+  const ids = randint(0, 4096, [batch, PROMPT], { generator: new Generator(2), dtype: 'int32' });
   const data = Array.from(ids.dataSync());
   ids.dispose();
-  return Array.from({ length: batch }, (_, b) => data.slice(b * 32, (b + 1) * 32));
+  return Array.from({ length: batch }, (_, b) => data.slice(b * PROMPT, (b + 1) * PROMPT));
 }
 
-/** Kernel launches of one decode step (after a 32-token prefill) by kernel, counted by wrapping them. */
+/** Kernel launches of one decode step (after the prompt's prefill) by kernel, counted by wrapping them. */
 function launches(batch: number): Map<string, number> {
   const cache = model.createCache(batch);
   extend(model, cache, prompts(batch));
@@ -98,7 +104,7 @@ try {
     // (waitMs and takenBack are absent from workerInfo before 2026-12-04: n/a.)
     const per = (x: number) => (Number.isFinite(x) ? (x / reps).toFixed(1) : 'n/a');
     console.log(
-      `  generate 32+64: median ${median.toFixed(1)} ms (${((batch * 64 * 1e3) / median).toFixed(0)} tokens/s, ${(median / 65).toFixed(2)} ms a forward); per call: ${per(after.sharedJobs - before.sharedJobs)} jobs handed to workers, ${per(after.waitMs - before.waitMs)} ms blocked on them, ${per(after.takenBack - before.takenBack)} shares taken back`,
+      `  generate ${PROMPT}+64: median ${median.toFixed(1)} ms (${((batch * 64 * 1e3) / median).toFixed(0)} tokens/s, ${(median / 65).toFixed(2)} ms a forward); per call: ${per(after.sharedJobs - before.sharedJobs)} jobs handed to workers, ${per(after.waitMs - before.waitMs)} ms blocked on them, ${per(after.takenBack - before.takenBack)} shares taken back`,
     );
   }
 } finally {
