@@ -143,6 +143,15 @@ export function headsDense(v: View): boolean {
   return (D <= 1 || v.strides[3] === 1) && (S <= 1 || v.strides[2] === D);
 }
 
+/** Throws unless attention's K and V (forward) are `headsDense`; `kernel` names the backend's kernel. */
+export function assertHeadsDense(kernel: string, ...views: View[]): void {
+  for (const v of views)
+    if (!headsDense(v))
+      throw new Error(
+        `${kernel}: expected K/V heads of dense rows, got shape [${v.shape}] strides [${v.strides}]`,
+      );
+}
+
 /** Element index in `v`'s storage where the [S, D] rows of batch `b`, K/V head `hk` start. */
 export function headStart(v: View, b: number, hk: number): number {
   return v.offset + b * v.strides[0] + hk * v.strides[1];

@@ -188,7 +188,8 @@ export async function multihopQaTask(
   const corpusFile = own.corpus;
   const questionsFile = own.questions;
   const ownCorpus = corpusFile === '';
-  const envOptions = multihopEnvOptions(config, { ...options, compareTool: own.compareTool }, ownCorpus);
+  const withTools = { ...options, compareTool: own.compareTool };
+  const envOptions = multihopEnvOptions(config, withTools, ownCorpus);
   // The user's questions first: a bad line stops the run before an index or a tokenizer is built.
   const test = withSwappedComparisons(
     questionsFile === '' ? r.dataset.questions.test : loadQuestionsJsonl(questionsFile),
@@ -202,7 +203,7 @@ export async function multihopQaTask(
   const makeEnv = makeMultihopEnv(index, envOptions, r.docs, style);
   const vocabulary = chat
     ? chat.vocabulary
-    : tagVocabulary(await multihopTokenizer(r, { ...options, compareTool: own.compareTool }), envOptions);
+    : tagVocabulary(await multihopTokenizer(r, withTools), envOptions);
   const { train, validation } = r.dataset.questions;
   const namePool = renamePool(train);
   const limited = options.trainLimit === undefined ? train : train.slice(0, options.trainLimit);

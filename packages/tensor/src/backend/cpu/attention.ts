@@ -8,11 +8,12 @@ import {
   type AttentionBackwardArgs,
   type AttentionDims,
   type View,
+  assertHeadsDense,
   attentionDims,
   headStart,
 } from '../backend.js';
 import { dataOf } from './storage.js';
-import { assertDense, assertHeadsDense, elementOffsets } from './strided.js';
+import { assertDense, elementOffsets } from './strided.js';
 
 interface Layout extends AttentionDims {
   /** Offsets of mask[b, h, i, 0] for each (b, h, i) row, and the mask's stride along keys. */
@@ -31,8 +32,7 @@ function layout(args: AttentionArgs | AttentionBackwardArgs): Layout {
 
 /** Element offset (from the view's start) of the K/V head that query head `bh` = b·H + h reads. */
 function kvHeadStart(L: Layout, bh: number): number {
-  const b = Math.floor(bh / L.H);
-  const hk = Math.floor((bh % L.H) / (L.H / L.Hkv));
+  const [b, hk] = kvHeadOf(L, bh);
   return (b * L.Hkv + hk) * L.S * L.D;
 }
 
@@ -101,7 +101,7 @@ function scoreRow(
 
 export function attention(args: AttentionArgs): void {
   assertDense('attention', args.q);
-  assertHeadsDense('attention', args.k, args.v);
+  assertHeadsDense('cpu attention', args.k, args.v);
   const L = layout(args);
   const { T, S, D } = L;
   const o = dataOf(args.out);

@@ -1,6 +1,6 @@
 /** Walking strided views in row-major order: the one indexing routine every CPU kernel shares. */
 import { isContiguous, sizeOf } from '../../shape.js';
-import { type View, headsDense } from '../backend.js';
+import type { View } from '../backend.js';
 
 /** The storage offset of every element of a (shape, strides, offset) view, in row-major order. */
 export function elementOffsets(
@@ -104,15 +104,6 @@ export function isDense(view: View): boolean {
 }
 
 /** Throws unless a fused kernel got the contiguous input the op layer promised it. */
-/** Attention's K and V in the forward: each head's rows dense, any batch and head strides (`headsDense`). */
-export function assertHeadsDense(kernel: string, ...views: View[]): void {
-  for (const v of views)
-    if (!headsDense(v))
-      throw new Error(
-        `cpu ${kernel}: expected K/V heads of dense rows, got shape [${v.shape}] strides [${v.strides}]`,
-      );
-}
-
 export function assertDense(kernel: string, ...views: (View | null)[]): void {
   for (const v of views) {
     if (v && !isDense(v)) throw new Error(`cpu ${kernel}: expected a contiguous input of shape [${v.shape}]`);

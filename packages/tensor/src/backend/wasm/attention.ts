@@ -14,12 +14,13 @@ import {
   type AttentionArgs,
   type AttentionBackwardArgs,
   type View,
+  assertHeadsDense,
   attentionDims,
   headStart,
 } from '../backend.js';
 import { attentionBackward as cpuAttentionBackward, attention as cpuAttention } from '../cpu/attention.js';
 import { dataOf } from '../cpu/storage.js';
-import { assertDense, assertHeadsDense, elementOffsets, isDense } from '../cpu/strided.js';
+import { assertDense, elementOffsets, isDense } from '../cpu/strided.js';
 import type { Call } from './pool.js';
 import { getWasmRuntime } from './runtime.js';
 
@@ -60,7 +61,7 @@ export function attention(args: AttentionArgs): void {
     return;
   }
   assertDense('attention', q);
-  assertHeadsDense('attention', k, v);
+  assertHeadsDense('cpu attention', k, v);
   const { B, H, Hkv, T, S, D } = attentionDims(args);
   if (B * H * T === 0) return;
   const rt = getWasmRuntime();

@@ -13,7 +13,7 @@
  * float, and each stored output is rounded once.
  */
 import { type DType, bytesPerElement, isHalf } from '../../../dtype.js';
-import { type AttentionArgs, type AttentionBackwardArgs, headsDense } from '../../backend.js';
+import { type AttentionArgs, type AttentionBackwardArgs, assertHeadsDense } from '../../backend.js';
 import type { KernelArg } from '../args.js';
 import { type Launcher, assertDense, assertStatsDtype, ptrOf, ptrOrNull, sameDtype } from '../launcher.js';
 import { type KernelSource, computeType, source, storageTypes } from './common.js';
@@ -378,11 +378,7 @@ function commonArgs(args: AttentionArgs | AttentionBackwardArgs, s: ReturnType<t
 
 export function launchAttention(L: Launcher, args: AttentionArgs): void {
   assertDense('attention', args.q);
-  for (const x of [args.k, args.v])
-    if (!headsDense(x))
-      throw new Error(
-        `cuda attention: expected K/V heads of dense rows, got shape [${x.shape}] strides [${x.strides}]`,
-      );
+  assertHeadsDense('cuda attention', args.k, args.v);
   sameDtype('attention', args.q, args.k, args.v, args.out);
   assertStatsDtype('attention', args.q, { lse: args.lse });
   const s = shapes(args);
