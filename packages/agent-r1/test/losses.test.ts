@@ -4,6 +4,7 @@ import {
   aggregateLoss,
   klDivergence,
   klLoss,
+  maskCounts,
   policyEntropy,
   ppoLoss,
   tokenEntropy,
@@ -43,6 +44,30 @@ describe('aggregateLoss', () => {
     const keep = tensor([[true, false, true]]);
     expect(aggregateLoss(withNaN, keep).itemSync()).toBe(2);
   });
+
+  it.each(['token-mean', 'seq-mean-token-sum', 'seq-mean-token-mean'] as const)(
+    'adds up over row groups divided by the whole batch’s counts (%s)',
+    (mode) => {
+      const rows = [
+        [1, 1, 0],
+        [1, 0, 0],
+        [0, 0, 0],
+      ];
+      const counts = maskCounts(rows);
+      expect(counts).toEqual({ tokens: 3, rows: 2 });
+      const part = (from: number, to: number) =>
+        aggregateLoss(
+          loss.narrow(0, from, to - from),
+          mask.narrow(0, from, to - from),
+          mode,
+          counts,
+        ).itemSync();
+      expect(part(0, 1) + part(1, 3)).toBeCloseTo(aggregateLoss(loss, mask, mode).itemSync(), 12);
+      expect(aggregateLoss(loss, mask, mode, counts).itemSync()).toBe(
+        aggregateLoss(loss, mask, mode).itemSync(),
+      );
+    },
+  );
 });
 
 describe('ppoLoss', () => {

@@ -1,29 +1,12 @@
 import { TransformerLM } from '@agent-r1/nn';
-import { Generator } from '@agent-r1/tensor';
+import { type Tensor, disableWasmKernels, enableWasmKernels, wasmKernelsEnabled } from '@agent-r1/tensor';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { buildBatch } from '../src/algorithms/batch.js';
-import { startTrajectory } from '../src/mdp/trajectory.js';
 import { sequenceForward } from '../src/trainer/sequence.js';
+import { randomBatch as randomBatchOf } from './support/random-batch.js';
 
 const V = 19;
-
-/** Trajectories of random lengths, each token an action with chance 1/3 after a random prompt. */
-function randomBatch(seed: number, rows: number) {
-  const generator = new Generator(seed);
-  const int = (n: number) => Math.floor(generator.random() * n);
-  const trajectories = Array.from({ length: rows }, () => {
-    const prompt = Array.from({ length: 1 + int(4) }, () => int(V));
-    const t = startTrajectory(0, prompt);
-    for (let i = 0, n = int(9); i < n; i++) {
-      t.tokens.push(int(V));
-      t.actionMask.push(generator.random() < 1 / 3 ? 1 : 0);
-      t.logprobs.push(0);
-    }
-    return t;
-  });
-  return buildBatch(trajectories);
-}
+const randomBatch = (seed: number, rows: number) => randomBatchOf(seed, rows, V);
 
 describe('sequenceForward', () => {
   it.each([false, true])(
@@ -63,6 +46,55 @@ describe('sequenceForward', () => {
         // Seed 16 with one row draws a one-token trajectory: nothing to predict.
         { numRuns: 20, examples: [[16, 1]] },
       );
+    },
+  );
+
+  it.each(['typescript', 'wasm'])(
+    'gives each row the same values whichever rows share its pass (%s kernels, float32, copy head)',
+    (kernels) => {
+      // The update and the reference pass group rows by length and run each group to its own longest row.
+      // The TypeScript kernels give the same bits. The wasm kernels sum a row's tail outside the SIMD lanes,
+      // so where the copy head normalises over the pass's width the last bits may move; and their
+      // elementwise kernels take over from 4,096 elements, with their own exp: a vocabulary that large keeps
+      // the output layers on one side of that line, alone or together, as the policy's does.
+      const vocabSize = 4096;
+      const was = wasmKernelsEnabled();
+      if (kernels === 'wasm') enableWasmKernels();
+      try {
+        const model = new TransformerLM({
+          vocabSize,
+          dModel: 16,
+          layers: 2,
+          heads: 2,
+          maxLength: 24,
+          copyHead: true,
+          seed: 5,
+        });
+        const batch = randomBatchOf(11, 6, vocabSize, 20);
+        expect(new Set(batch.lengths).size).toBeGreaterThan(2);
+        const rows = batch.lengths.map((_, i) => i);
+        const options = { temperature: 0.7, entropy: true, needed: batch.actionMask };
+        const together = sequenceForward(model, batch, rows, options);
+        const L = batch.length;
+        const rowOf = (t: Tensor, r: number) => Array.from(t.dataSync().subarray(r * L, (r + 1) * L));
+        const same = (a: number[], b: number[]) => {
+          if (kernels === 'typescript') expect(a).toEqual(b);
+          else for (const [t, x] of a.entries()) expect(x).toBeCloseTo(b[t], 5);
+        };
+        for (const r of rows) {
+          const alone = sequenceForward(model, batch, [r], options);
+          expect(alone.logprobs.shape).toEqual([1, L]);
+          same(rowOf(alone.logprobs, 0), rowOf(together.logprobs, r));
+          same(rowOf(alone.entropy!, 0), rowOf(together.entropy!, r));
+          alone.logprobs.dispose();
+          alone.entropy!.dispose();
+        }
+        together.logprobs.dispose();
+        together.entropy!.dispose();
+        model.dispose();
+      } finally {
+        if (!was) disableWasmKernels();
+      }
     },
   );
 });

@@ -31,6 +31,31 @@ export interface LossMaskOptions {
   responseMask?: Tensor;
   /** Default 'token-mean'. */
   aggregation?: LossAggregation;
+  /**
+   * When these tensors are one micro-batch of a larger batch (gradient accumulation): that batch's counts,
+   * which the aggregation divides by instead of the micro-batch's own, so that the micro-batches' losses
+   * add up to the batch's loss however its rows are grouped. Default: the tensors' own counts.
+   */
+  batchCounts?: MaskCounts;
+}
+
+/** What an aggregation divides by: masked tokens ('token-mean') and rows with any ('seq-mean-*'). */
+export interface MaskCounts {
+  tokens: number;
+  rows: number;
+}
+
+/** The counts of a batch's mask rows, on the host (e.g. a mini-batch's, before its micro-batches run). */
+export function maskCounts(rows: readonly ArrayLike<number>[]): MaskCounts {
+  let tokens = 0;
+  let nonEmpty = 0;
+  for (const row of rows) {
+    let n = 0;
+    for (let t = 0; t < row.length; t++) if (row[t] !== 0) n++;
+    tokens += n;
+    if (n > 0) nonEmpty++;
+  }
+  return { tokens, rows: nonEmpty };
 }
 
 /** The mask a loss uses: the action mask, or the response mask in the useActionMask: false ablation. */
@@ -41,15 +66,26 @@ export function lossMask(options: LossMaskOptions): Tensor {
   return options.responseMask;
 }
 
-/** Aggregates a per-token loss [..., L] over the non-zero entries of mask (same shape). */
-export function aggregateLoss(lossMat: Tensor, mask: Tensor, mode: LossAggregation = 'token-mean'): Tensor {
+/**
+ * Aggregates a per-token loss [..., L] over the non-zero entries of mask (same shape), dividing by
+ * `batchCounts` when given (see LossMaskOptions) rather than by the mask's own counts.
+ */
+export function aggregateLoss(
+  lossMat: Tensor,
+  mask: Tensor,
+  mode: LossAggregation = 'token-mean',
+  batchCounts?: MaskCounts,
+): Tensor {
   return tidy(() => {
     const keep = mask.dtype === 'bool' ? mask : mask.ne(0);
     const weight = keep.cast(lossMat.dtype);
     const masked = where(keep, lossMat, 0);
-    if (mode === 'token-mean') return masked.sum().div(weight.sum().maximum(1));
+    if (mode === 'token-mean')
+      return masked.sum().div(batchCounts ? Math.max(batchCounts.tokens, 1) : weight.sum().maximum(1));
     const counts = weight.sum(-1);
-    const rows = counts.gt(0).cast(lossMat.dtype).sum().maximum(1);
+    const rows = batchCounts
+      ? Math.max(batchCounts.rows, 1)
+      : counts.gt(0).cast(lossMat.dtype).sum().maximum(1);
     const rowSums = masked.sum(-1);
     if (mode === 'seq-mean-token-sum') return rowSums.sum().div(rows);
     if (mode === 'seq-mean-token-mean') return rowSums.div(counts.maximum(1)).sum().div(rows);
@@ -58,8 +94,8 @@ export function aggregateLoss(lossMat: Tensor, mask: Tensor, mode: LossAggregati
 }
 
 /** Token-mean of a per-token quantity over the mask, a scalar without gradient (for metrics). */
-function maskedMetric(values: Tensor, mask: Tensor): Tensor {
-  return noGrad(() => tidy(() => aggregateLoss(values, mask, 'token-mean')));
+function maskedMetric(values: Tensor, mask: Tensor, batchCounts: MaskCounts | undefined): Tensor {
+  return noGrad(() => tidy(() => aggregateLoss(values, mask, 'token-mean', batchCounts)));
 }
 
 export interface PpoLossOptions extends LossMaskOptions {
@@ -100,7 +136,7 @@ export interface PpoLossResult {
  * aggregated over the mask. Where the loss is unclipped, d loss_t / d logp_t = −A·r; where clipped, 0.
  */
 export function ppoLoss(options: PpoLossOptions): PpoLossResult {
-  const { logprobs, oldLogprobs, advantages, aggregation = 'token-mean' } = options;
+  const { logprobs, oldLogprobs, advantages, aggregation = 'token-mean', batchCounts } = options;
   const epsLow = options.clipRatioLow ?? options.clipRatio ?? 0.2;
   const epsHigh = options.clipRatioHigh ?? options.clipRatio ?? 0.2;
   const dualClip = options.dualClip === undefined ? 3 : options.dualClip;
@@ -123,17 +159,21 @@ export function ppoLoss(options: PpoLossOptions): PpoLossResult {
       dualClipFraction = maskedMetric(
         noGrad(() => negative.cast(ratio.dtype).mul(clipLoss.gt(cap).cast(ratio.dtype))),
         mask,
+        batchCounts,
       );
     } else dualClipFraction = zeros([], { dtype: ratio.dtype, device: ratio.device });
     const clipFraction = maskedMetric(
       noGrad(() => clipped.gt(unclipped).cast(ratio.dtype)),
       mask,
+      batchCounts,
     );
     const approxKl = maskedMetric(
       noGrad(() => ratio.sub(1).sub(logRatio)),
       mask,
+      batchCounts,
     );
-    return { loss: aggregateLoss(perToken, mask, aggregation), clipFraction, dualClipFraction, approxKl };
+    const loss = aggregateLoss(perToken, mask, aggregation, batchCounts);
+    return { loss, clipFraction, dualClipFraction, approxKl };
   });
 }
 
@@ -169,9 +209,17 @@ export interface KlLossOptions extends LossMaskOptions {
 
 /** KL to the reference policy as a loss term: per-token klDivergence, masked and aggregated. */
 export function klLoss(options: KlLossOptions): Tensor {
-  const { logprobs, refLogprobs, estimator = 'low_var_kl', aggregation = 'token-mean' } = options;
+  const {
+    logprobs,
+    refLogprobs,
+    estimator = 'low_var_kl',
+    aggregation = 'token-mean',
+    batchCounts,
+  } = options;
   const mask = lossMask(options);
-  return tidy(() => aggregateLoss(klDivergence(logprobs, refLogprobs, estimator), mask, aggregation));
+  return tidy(() =>
+    aggregateLoss(klDivergence(logprobs, refLogprobs, estimator), mask, aggregation, batchCounts),
+  );
 }
 
 /** Entropy −Σ_v p_v log p_v of the distribution at each position: logits [..., V] → [...]. */
@@ -189,9 +237,9 @@ export interface EntropyOptions extends LossMaskOptions {
 
 /** The policy's entropy, masked and aggregated (token-mean by default): subtract coef · this for a bonus. */
 export function policyEntropy(options: EntropyOptions): Tensor {
-  const { logits, aggregation = 'token-mean' } = options;
+  const { logits, aggregation = 'token-mean', batchCounts } = options;
   const mask = lossMask(options);
-  return tidy(() => aggregateLoss(tokenEntropy(logits), mask, aggregation));
+  return tidy(() => aggregateLoss(tokenEntropy(logits), mask, aggregation, batchCounts));
 }
 
 export interface ValueLossOptions extends LossMaskOptions {
@@ -215,7 +263,7 @@ export interface ValueLossResult {
  * Clipped value loss: ½ · agg(max((V − R)², (V_old + clip(V − V_old, −ε_v, ε_v) − R)²)) over the mask.
  */
 export function valueLoss(options: ValueLossOptions): ValueLossResult {
-  const { values, oldValues, returns, clipRange = 0.5, aggregation = 'token-mean' } = options;
+  const { values, oldValues, returns, clipRange = 0.5, aggregation = 'token-mean', batchCounts } = options;
   const mask = lossMask(options);
   return tidy(() => {
     const clippedValues = oldValues.add(values.sub(oldValues).clamp(-clipRange, clipRange));
@@ -224,8 +272,9 @@ export function valueLoss(options: ValueLossOptions): ValueLossResult {
     const clipFraction = maskedMetric(
       noGrad(() => clipped.gt(plain).cast(values.dtype)),
       mask,
+      batchCounts,
     );
-    const loss = aggregateLoss(maximum(plain, clipped), mask, aggregation).mul(0.5);
+    const loss = aggregateLoss(maximum(plain, clipped), mask, aggregation, batchCounts).mul(0.5);
     return { loss, clipFraction };
   });
 }

@@ -8,7 +8,7 @@ import { type AdamW, type TransformerLM, clipGradNormAsync } from '@agent-r1/nn'
 import { type Generator, type Tensor, tidy } from '@agent-r1/tensor';
 import type { TrajectoryBatch } from '../algorithms/batch.js';
 import { lossRows, rowsToTensor } from '../algorithms/batch.js';
-import { aggregateLoss, klLoss, lossMask, ppoLoss, valueLoss } from '../algorithms/losses.js';
+import { aggregateLoss, klLoss, lossMask, maskCounts, ppoLoss, valueLoss } from '../algorithms/losses.js';
 import type { TrainConfig } from './config.js';
 import { randomPermutation } from './permutation.js';
 import { readScalars } from './read-scalars.js';
@@ -48,6 +48,14 @@ function chunks<T>(xs: readonly T[], size: number): T[][] {
   return out;
 }
 
+/**
+ * Rows shortest first, so that each micro-batch pads to lengths close to its own (a pass runs to its rows'
+ * longest): the mini-batch's loss and gradient are the same sums, grouped by length.
+ */
+export function byLength(batch: TrajectoryBatch, rows: readonly number[]): number[] {
+  return [...rows].sort((a, b) => batch.lengths[a] - batch.lengths[b] || a - b);
+}
+
 /** Runs the update phase and returns the metrics averaged over mini-batches. */
 export async function updatePolicy(
   config: TrainConfig,
@@ -82,8 +90,9 @@ export async function updatePolicy(
     for (const mini of chunks(randomPermutation(batch.size, generator), train.miniBatchSize)) {
       models.optimizer.zeroGrad();
       models.criticOptimizer?.zeroGrad();
-      for (const micro of chunks(mini, train.microBatchSize)) {
-        const weight = micro.length / mini.length;
+      // Each micro-batch's losses divide by the mini-batch's counts, so that they add up to its loss.
+      const batchCounts = maskCounts(mini.map((i) => needed[i]));
+      for (const micro of chunks(byLength(batch, mini), train.microBatchSize)) {
         const scalars = tidy(() => {
           const out = sequenceForward(models.policy, batch, micro, {
             temperature,
@@ -95,6 +104,7 @@ export async function updatePolicy(
             responseMask: pick(batch.responseMask, micro),
             useActionMask: algorithm.useActionMask,
             aggregation: algorithm.aggregation,
+            batchCounts,
           };
           const ppo = ppoLoss({
             ...masks,
@@ -116,7 +126,7 @@ export async function updatePolicy(
             });
             loss = loss.add(kl.mul(algorithm.klCoef));
           }
-          const entropy = aggregateLoss(out.entropy!, lossMask(masks), algorithm.aggregation);
+          const entropy = aggregateLoss(out.entropy!, lossMask(masks), algorithm.aggregation, batchCounts);
           if (algorithm.entropyCoef > 0) loss = loss.sub(entropy.mul(algorithm.entropyCoef));
           let vLoss: Tensor | undefined;
           if (isPpo) {
@@ -133,7 +143,7 @@ export async function updatePolicy(
             }).loss;
             loss = loss.add(vLoss.mul(algorithm.valueCoef));
           }
-          loss.mul(weight).backward();
+          loss.backward();
           return {
             policyLoss: ppo.loss,
             clipFraction: ppo.clipFraction,
@@ -144,12 +154,12 @@ export async function updatePolicy(
           };
         });
         const m = await readScalars(scalars);
-        sums.policyLoss += (m.policyLoss ?? 0) * weight;
-        sums.clipFraction += (m.clipFraction ?? 0) * weight;
-        sums.approxKl += (m.approxKl ?? 0) * weight;
-        sums.entropy += (m.entropy ?? 0) * weight;
-        sums.klLoss += (m.kl ?? 0) * weight;
-        sums.valueLoss += (m.vLoss ?? 0) * weight;
+        sums.policyLoss += m.policyLoss ?? 0;
+        sums.clipFraction += m.clipFraction ?? 0;
+        sums.approxKl += m.approxKl ?? 0;
+        sums.entropy += m.entropy ?? 0;
+        sums.klLoss += m.kl ?? 0;
+        sums.valueLoss += m.vLoss ?? 0;
       }
       // gradClip 0: no clipping, but the norm is still measured for the metrics.
       const maxNorm = train.gradClip > 0 ? train.gradClip : Number.MAX_VALUE;

@@ -15,7 +15,7 @@ import type { TextCodec } from '../rollout/config.js';
 import { rollout } from '../rollout/engine.js';
 import { computeAdvantages } from './advantage-step.js';
 import type { TrainConfig } from './config.js';
-import { updatePolicy } from './policy-update.js';
+import { byLength, updatePolicy } from './policy-update.js';
 import { sequenceForward } from './sequence.js';
 
 export interface RlContext<Example> {
@@ -52,14 +52,19 @@ async function frozenPass(
   temperature: number,
   needed: readonly Float64Array[],
 ) {
-  const lp: Float64Array[] = [];
+  const lp: Float64Array[] = new Array(batch.size);
   const values: Float64Array[] = [];
+  // Shortest rows first, so that each pass pads little; a row's outputs do not depend on its neighbours.
+  const order = byLength(
+    batch,
+    Array.from({ length: batch.size }, (_, i) => i),
+  );
   for (let start = 0; start < batch.size; start += micro) {
-    const idx = Array.from({ length: Math.min(micro, batch.size - start) }, (_, i) => start + i);
+    const idx = order.slice(start, start + micro);
     const out = noGrad(() => sequenceForward(model, batch, idx, { temperature, needed }));
     try {
-      lp.push(...(await readRows(out.logprobs)));
-      if (out.values) values.push(...(await readRows(out.values)));
+      for (const [i, row] of (await readRows(out.logprobs)).entries()) lp[idx[i]] = row;
+      if (out.values) for (const [i, row] of (await readRows(out.values)).entries()) values[idx[i]] = row;
     } finally {
       out.logprobs.dispose();
       out.values?.dispose();

@@ -37,12 +37,25 @@ export interface SequenceOutputs {
   values: Tensor | null;
 }
 
-/** Rows `rows` of the batch, as the model's int32 input. */
-export function batchIds(batch: TrajectoryBatch, rows: readonly number[], device?: string): Tensor {
-  const L = batch.length;
-  const data = new Int32Array(rows.length * L);
-  for (const [i, r] of rows.entries()) data.set(batch.tokens[r], i * L);
-  return tensor(data, { shape: [rows.length, L], device });
+/**
+ * Rows `rows` of the batch, as the model's int32 input, cut to their first `length` tokens (default: the
+ * batch's padded length).
+ */
+export function batchIds(
+  batch: TrajectoryBatch,
+  rows: readonly number[],
+  device?: string,
+  length = batch.length,
+): Tensor {
+  const data = new Int32Array(rows.length * length);
+  for (const [i, r] of rows.entries()) data.set(batch.tokens[r].subarray(0, length), i * length);
+  return tensor(data, { shape: [rows.length, length], device });
+}
+
+/** [n, l] → [n, L]: zero columns after the first l (the padding a shorter pass skipped). */
+function padColumns(t: Tensor, L: number): Tensor {
+  const [n, l] = t.shape;
+  return l === L ? t : concat([t, zeros([n, L - l], { dtype: t.dtype, device: t.device })], 1);
 }
 
 /**
@@ -84,26 +97,30 @@ export function sequenceForward(
 ): SequenceOutputs {
   const temperature = options.temperature ?? 1;
   return tidy(() => {
+    // The pass runs over the rows' own longest sequence (T), not the whole batch's (L): causal attention
+    // never looks at the padding after a row's tokens, so it changes nothing they compute. The outputs keep
+    // the batch's [n, L] layout, zero past T.
     const L = batch.length;
+    const T = Math.max(1, ...rows.map((r) => batch.lengths[r]));
     const n = rows.length;
     const device = model.config.device;
-    const ids = batchIds(batch, rows, device);
+    const ids = batchIds(batch, rows, device, T);
     const lengths = rows.map((r) => Math.max(0, batch.lengths[r] - 1));
-    const inputs = ids.narrow(1, 0, L - 1).contiguous();
+    const inputs = ids.narrow(1, 0, T - 1).contiguous();
     // The copy head indexes by token on the host: give it the rows rather than have it read `inputs` back.
     const tokens = rows.map((r) => batch.tokens[r]);
     const first = (values: Tensor) => zeros([n, 1], { dtype: values.dtype, device: values.device });
     const scale = (logits: Tensor) => (temperature === 1 ? logits : logits.div(temperature));
     // Sequences of one token predict nothing: the full pass handles that empty case.
-    if (!options.needed || L < 2) {
+    if (!options.needed || T < 2) {
       const { logits: raw, values } = model.forward(inputs, { lengths, tokens });
       const logits = scale(raw);
-      const lp = gatherLogprobs(logits, ids.narrow(1, 1, L - 1).contiguous());
+      const lp = gatherLogprobs(logits, ids.narrow(1, 1, T - 1).contiguous());
       const entropy = options.entropy ? concat([first(lp), tokenEntropy(logits)], 1) : null;
       return {
-        logprobs: concat([first(lp), lp], 1),
-        entropy,
-        values: values ? concat([first(values), values], 1) : null,
+        logprobs: padColumns(concat([first(lp), lp], 1), L),
+        entropy: entropy && padColumns(entropy, L),
+        values: values ? padColumns(concat([first(values), values], 1), L) : null,
       };
     }
     const at = neededPositions(batch, rows, options.needed);
@@ -119,7 +136,7 @@ export function sequenceForward(
     return {
       logprobs: spread(gatherLogprobs(logits, target)),
       entropy: options.entropy ? spread(tokenEntropy(logits)) : null,
-      values: values ? concat([first(values), values], 1) : null,
+      values: values ? padColumns(concat([first(values), values], 1), L) : null,
     };
   });
 }

@@ -1,0 +1,77 @@
+/**
+ * The update accumulates a mini-batch's gradient over micro-batches grouped by length: how the rows are cut
+ * into micro-batches must not change the loss or the gradient beyond rounding, for every aggregation.
+ */
+import { AdamW, TransformerLM } from '@agent-r1/nn';
+import { Generator } from '@agent-r1/tensor';
+import { describe, expect, it } from 'vitest';
+import { LOSS_AGGREGATIONS } from '../src/algorithms/losses.js';
+import { resolveConfig } from '../src/trainer/config.js';
+import { byLength, updatePolicy } from '../src/trainer/policy-update.js';
+import { randomBatch } from './support/random-batch.js';
+
+const V = 23;
+
+async function gradientsWith(microBatchSize: number, aggregation: string) {
+  const base = resolveConfig({
+    overrides: [
+      'algorithm.name=grpo',
+      'algorithm.klCoef=0',
+      `algorithm.aggregation=${aggregation}`,
+      'train.miniBatchSize=8',
+      `train.microBatchSize=${microBatchSize}`,
+    ],
+  });
+  const batch = randomBatch(7, 8, V, 14);
+  const generator = new Generator(3);
+  const advantages = batch.actionMask.map((row) => row.map((m) => (m ? generator.random() - 0.5 : 0)));
+  const policy = new TransformerLM({
+    vocabSize: V,
+    dModel: 16,
+    layers: 1,
+    heads: 2,
+    maxLength: 24,
+    dtype: 'float64',
+    seed: 1,
+  });
+  const optimizer = new AdamW(policy.parameters(), { lr: 0 });
+  const metrics = await updatePolicy(
+    base,
+    { policy, optimizer, critic: null, criticOptimizer: null },
+    { batch, advantages, returns: advantages, refLogprobs: null, oldValues: null },
+    new Generator(5),
+    0,
+  );
+  // lr 0: the parameters stay; the gradients of the (one) mini-batch are left on them.
+  const grads = policy.parameters().map((p) => Array.from(p.grad!.dataSync()));
+  optimizer.dispose();
+  policy.dispose();
+  return { metrics, grads, lengths: batch.lengths };
+}
+
+describe('updatePolicy', () => {
+  it('orders a mini-batch shortest first', () => {
+    const batch = randomBatch(7, 8, V, 14);
+    const order = byLength(batch, [0, 1, 2, 3, 4, 5, 6, 7]);
+    expect([...order].sort()).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
+    for (let i = 1; i < order.length; i++)
+      expect(batch.lengths[order[i]]).toBeGreaterThanOrEqual(batch.lengths[order[i - 1]]);
+  });
+
+  it.each(LOSS_AGGREGATIONS)(
+    'gives the mini-batch’s loss and gradient whatever the micro-batches (%s)',
+    async (aggregation) => {
+      const whole = await gradientsWith(8, aggregation);
+      expect(new Set(whole.lengths).size).toBeGreaterThan(3);
+      for (const micro of [1, 3]) {
+        const parts = await gradientsWith(micro, aggregation);
+        expect(parts.metrics.policyLoss).toBeCloseTo(whole.metrics.policyLoss, 12);
+        expect(parts.metrics.entropy).toBeCloseTo(whole.metrics.entropy, 12);
+        expect(parts.metrics.gradNorm).toBeCloseTo(whole.metrics.gradNorm, 12);
+        expect(whole.metrics.gradNorm).toBeGreaterThan(0);
+        for (const [i, g] of parts.grads.entries())
+          for (const [j, x] of g.entries()) expect(x).toBeCloseTo(whole.grads[i][j], 12);
+      }
+    },
+  );
+});
