@@ -7,8 +7,9 @@
  * causal mask aligned bottom-right, shift ≥ S no causal mask; limit_i is int32 i at mp (a keep-mask whose
  * rows are prefixes), or no limit when mp < 0. A row that sees no key gets zeros and a log-sum-exp of
  * −Infinity. Each row: scores by SIMD dot products over D, exp(s − max) and their sum, then out = Σ p_j·v_j.
+ * When D is a multiple of 4, keys go four at a time (see dot4) with the one-key path's arithmetic.
  */
-import { type Code, F32, F64, I32, type ModuleBuilder, V128 } from '../builder.js';
+import { type Code, F32, F64, I32, type ModuleBuilder, V128, type ValType } from '../builder.js';
 import { emitExp, expTemps, horizontal, horizontalSumF64, loopWhile, rowLoop } from './common.js';
 
 /** lim = min(lim, int32 row `row` at mp) when mp ≥ 0 (the rows' limits from a prefix keep-mask). */
@@ -19,12 +20,69 @@ function emitRowLimit(c: Code, mp: number, row: number, lim: number, tmp: number
   c.end();
 }
 
+/** The bytes of f32 lanes (0–3 the first operand's, 4–7 the second's), for i8x16.shuffle. */
+const lanes = (...ls: number[]) => ls.flatMap((l) => [4 * l, 4 * l + 1, 4 * l + 2, 4 * l + 3]);
+
+/**
+ * Four dot products over D (bytes db, a multiple of 16) of the row at x with the rows at ys, left as one
+ * vector: lane u is x·ys[u], each row's lanes summed as `horizontal` sums them, (l0 + l1) + (l2 + l3), so
+ * the four come out with the bits of four single dot products.
+ */
+function dot4(
+  c: Code,
+  x: number,
+  ys: readonly number[],
+  db: number,
+  p: number,
+  accs: readonly number[],
+): void {
+  const [a, b, cc, d] = accs;
+  for (const acc of accs) c.f32x4SplatConst(0).localSet(acc);
+  c.i32Const(0).localSet(p);
+  loopWhile(c, p, db, 16, () => {
+    ys.forEach((y, u) => {
+      c.localGet(accs[u]).localGet(x).localGet(p).i32Add().v128Load();
+      c.localGet(y).localGet(p).i32Add().v128Load().f32x4Mul().f32x4Add().localSet(accs[u]);
+    });
+  });
+  // [a0 + a1, b0 + b1, a2 + a3, b2 + b3] and the same for c and d, then their halves added.
+  const pairs = (u: number, v: number) => {
+    c.localGet(u)
+      .localGet(v)
+      .i8x16Shuffle(lanes(0, 4, 2, 6));
+    c.localGet(u)
+      .localGet(v)
+      .i8x16Shuffle(lanes(1, 5, 3, 7))
+      .f32x4Add();
+  };
+  pairs(a, b);
+  c.localSet(a);
+  pairs(cc, d);
+  c.localSet(cc);
+  c.localGet(a)
+    .localGet(cc)
+    .i8x16Shuffle(lanes(0, 1, 4, 5));
+  c.localGet(a)
+    .localGet(cc)
+    .i8x16Shuffle(lanes(2, 3, 6, 7))
+    .f32x4Add();
+}
+
+/** keys4 = the keys taken four at a time: lim rounded down to a multiple of 4, or none unless D % 4 = 0. */
+function emitKeys4(c: Code, lim: number, D: number, keys4: number): void {
+  c.localGet(lim).i32Const(-4).i32And().i32Const(0);
+  c.localGet(D).i32Const(3).i32And().i32Eqz().select().localSet(keys4);
+}
+
 function emitForward(c: Code, logFn: number): void {
   const [qp, kp, vp, op, lp, sp, S, D, i0, i1, shift, mp, scale] = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12];
   const [i, j, p, db, lim, lb, q, k, o, m] = new Array(10).fill(0).map(() => c.local(I32));
   const [mx, s] = [c.local(F32), c.local(F32)];
   const sum = c.local(F64);
   const [vacc, vm, ve, vx] = [c.local(V128), c.local(V128), c.local(V128), c.local(V128)];
+  const [keys4, bytes4] = [c.local(I32), c.local(I32)];
+  const k4 = [c.local(I32), c.local(I32), c.local(I32), c.local(I32)];
+  const accs = [c.local(V128), c.local(V128), c.local(V128), c.local(V128)];
   const tmp = expTemps(c);
   c.localGet(D).i32Const(2).i32Shl().localSet(db);
   c.localGet(i0).localSet(i);
@@ -39,10 +97,23 @@ function emitForward(c: Code, logFn: number): void {
   emitRowLimit(c, mp, i, lim, m);
   c.localGet(lim).i32Const(2).i32Shl().localSet(lb);
 
-  // Scores s_j = scale·(q·k_j) into the scratch row, and their max.
-  c.f32Const(Number.NEGATIVE_INFINITY).localSet(mx);
+  // Scores s_j = scale·(q·k_j) into the scratch row, and their max: four keys at a time (one load of q
+  // for four keys, one vector store), then the rest one by one; the same sums either way.
+  emitKeys4(c, lim, D, keys4);
   c.localGet(kp).localSet(k);
   c.i32Const(0).localSet(j);
+  c.f32x4SplatConst(Number.NEGATIVE_INFINITY).localSet(vm);
+  loopWhile(c, j, keys4, 4, () => {
+    for (const [u, ku] of k4.entries()) c.localGet(k).localGet(db).i32Const(u).i32Mul().i32Add().localSet(ku);
+    dot4(c, q, k4, db, p, accs);
+    // + 0 as the one-key path adds its (empty) scalar tail: a −0 sum becomes +0 there too.
+    c.f32x4SplatConst(0).f32x4Add().localGet(scale).f32x4Splat().f32x4Mul().localSet(vx);
+    c.localGet(sp).localGet(j).i32Const(2).i32Shl().i32Add().localGet(vx).v128Store();
+    c.localGet(vm).localGet(vx).f32x4Max().localSet(vm);
+    c.localGet(k).localGet(db).i32Const(2).i32Shl().i32Add().localSet(k);
+  });
+  horizontal(c, vm, (x) => x.f32Max());
+  c.localSet(mx);
   loopWhile(c, j, lim, 1, () => {
     c.f32x4SplatConst(0).localSet(vacc);
     c.f32Const(0).localSet(s);
@@ -107,6 +178,27 @@ function emitForward(c: Code, logFn: number): void {
   zero();
   c.localGet(vp).localSet(k);
   c.i32Const(0).localSet(j);
+  // Four keys at a time: each out vector loaded and stored once for four terms, added in key order.
+  c.localGet(keys4).i32Const(2).i32Shl().localSet(bytes4);
+  loopWhile(c, j, bytes4, 16, () => {
+    for (const [u, ku] of k4.entries()) {
+      c.localGet(k).localGet(db).i32Const(u).i32Mul().i32Add().localSet(ku);
+      c.localGet(sp)
+        .localGet(j)
+        .i32Add()
+        .v128Load32Splat(4 * u)
+        .localSet(accs[u]);
+    }
+    c.i32Const(0).localSet(p);
+    loopWhile(c, p, db, 16, () => {
+      c.localGet(o).localGet(p).i32Add();
+      c.localGet(o).localGet(p).i32Add().v128Load();
+      for (const [u, ku] of k4.entries())
+        c.localGet(ku).localGet(p).i32Add().v128Load().localGet(accs[u]).f32x4Mul().f32x4Add();
+      c.v128Store();
+    });
+    c.localGet(k).localGet(db).i32Const(2).i32Shl().i32Add().localSet(k);
+  });
   loopWhile(c, j, lb, 4, () => {
     c.localGet(sp).localGet(j).i32Add().v128Load32Splat().localSet(ve);
     rowLoop(
@@ -177,6 +269,10 @@ function emitBackward(c: Code): void {
   const [r, j, p, db, lim, q, o, g, dq, k, v, dk, dv, m] = new Array(14).fill(0).map(() => c.local(I32));
   const [lse, delta, s, pj, ds] = new Array(5).fill(0).map(() => c.local(F32));
   const [va, vb, vx, vp] = new Array(4).fill(0).map(() => c.local(V128));
+  const keys4 = c.local(I32);
+  const four = (type: ValType) => [c.local(type), c.local(type), c.local(type), c.local(type)];
+  const [k4, v4, dk4, dv4] = [four(I32), four(I32), four(I32), four(I32)];
+  const [accs, dsv, pv] = [four(V128), four(V128), four(V128)];
   const tmp = expTemps(c);
   const at = (base: number) => c.localGet(base).localGet(p).i32Add();
   /** Dot product of two D-rows into f32 local `out`. */
@@ -248,6 +344,55 @@ function emitBackward(c: Code): void {
   c.localGet(kb).localGet(ks).i32Add().localTee(v).localGet(ks).i32Add().localTee(dk);
   c.localGet(ks).i32Add().localSet(dv);
   c.i32Const(0).localSet(j);
+  // Four keys at a time: the dot products and exp as vectors, dq loaded and stored once for four terms
+  // (added in key order), q and dout loaded once for four dk and dv rows; then the rest one by one. Each
+  // lane's arithmetic is the one-key path's, so the bits are too.
+  emitKeys4(c, lim, D, keys4);
+  loopWhile(c, j, keys4, 4, () => {
+    for (let u = 0; u < 4; u++)
+      for (const [base, row] of [
+        [k, k4[u]],
+        [v, v4[u]],
+        [dk, dk4[u]],
+        [dv, dv4[u]],
+      ])
+        c.localGet(base).localGet(db).i32Const(u).i32Mul().i32Add().localSet(row);
+    // + 0 as the one-key path adds its (empty) scalar tail.
+    dot4(c, q, k4, db, p, accs);
+    c.f32x4SplatConst(0).f32x4Add().localGet(scale).f32x4Splat().f32x4Mul();
+    c.localGet(lse).f32x4Splat().f32x4Sub().localSet(vx);
+    emitExp(c, vx, tmp);
+    c.localSet(vp);
+    dot4(c, g, v4, db, p, accs);
+    c.f32x4SplatConst(0).f32x4Add().localGet(delta).f32x4Splat().f32x4Sub().localSet(vx);
+    c.localGet(vp).localGet(vx).f32x4Mul().localGet(scale).f32x4Splat().f32x4Mul().localSet(vx);
+    for (let u = 0; u < 4; u++) {
+      c.localGet(vx)
+        .localGet(vx)
+        .i8x16Shuffle(lanes(u, u, u, u))
+        .localSet(dsv[u]);
+      c.localGet(vp)
+        .localGet(vp)
+        .i8x16Shuffle(lanes(u, u, u, u))
+        .localSet(pv[u]);
+    }
+    c.i32Const(0).localSet(p);
+    loopWhile(c, p, db, 16, () => {
+      at(dq);
+      at(dq).v128Load();
+      for (let u = 0; u < 4; u++) at(k4[u]).v128Load().localGet(dsv[u]).f32x4Mul().f32x4Add();
+      c.v128Store();
+      for (let u = 0; u < 4; u++) {
+        at(dk4[u]);
+        at(dk4[u]).v128Load();
+        at(q).v128Load().localGet(dsv[u]).f32x4Mul().f32x4Add().v128Store();
+        at(dv4[u]);
+        at(dv4[u]).v128Load();
+        at(g).v128Load().localGet(pv[u]).f32x4Mul().f32x4Add().v128Store();
+      }
+    });
+    for (const x of [k, v, dk, dv]) c.localGet(x).localGet(db).i32Const(2).i32Shl().i32Add().localSet(x);
+  });
   loopWhile(c, j, lim, 1, () => {
     dot(q, k, s);
     // p = exp(scale·s − lse), through the vector exp on one lane.
