@@ -262,4 +262,30 @@ describe.skipIf(!wasmSimdSupported())('tensors in the wasm memory', () => {
     for (const other of [inPlace, mixed, poisoned])
       for (const [j, a] of other.entries()) expect(bits(a).equals(bits(copied[j])), `output ${j}`).toBe(true);
   });
+
+  test('a matmul packs its A in the module (in place) with the bits of the JavaScript packing (copied)', () => {
+    // Rows and k with every remainder mod 4, A row-major, transposed (rows contiguous: pack_a's one vector
+    // per k) and strided (a column slice); the A is large enough to live in the wasm memory when asked.
+    const product = (M: number, K: number, layout: string, resident: boolean) => {
+      enableWasmKernels({ residentTensors: resident });
+      const rows = layout === 'strided' ? 2 * K : K;
+      let a = T.tensor(values(Math.max(M * rows, MIN_RESIDENT), 5, 1).subarray(0, M * rows), {
+        shape: layout === 'transposed' ? [rows, M] : [M, rows],
+      });
+      if (layout === 'transposed') a = a.transpose(0, 1);
+      if (layout === 'strided') a = a.narrow(1, 1, K);
+      const b = T.tensor(values(K * 12, 6, 0.3), { shape: [K, 12] });
+      const out = (T.matmul(a, b).dataSync() as Float32Array).slice();
+      disableWasmKernels();
+      return Buffer.from(out.buffer);
+    };
+    for (const [M, K] of [
+      [257, 33],
+      [258, 40],
+      [259, 61],
+      [300, 7],
+    ])
+      for (const layout of ['row-major', 'transposed', 'strided'])
+        expect(product(M, K, layout, true).equals(product(M, K, layout, false)), `${M}×${K} ${layout}`).toBe(true);
+  });
 });

@@ -2,7 +2,7 @@
  * The kernels' WebAssembly module, generated here as bytecode (see ./builder.ts and ./emit/). It imports one
  * memory (`env.memory`, shared when the module is built for threads) and `env.log` (Math.log, called once
  * per row), and exports the kernels of ./emit/: gemm (micro-kernels and the block loop nest, and
- * the packing of B), softmax and
+ * the packing of A and B), softmax and
  * its backward, logprobs backward, layer/RMS norm forward and backward, elementwise ops, AdamW, attention,
  * and `zero` / `copy` (memory.fill / memory.copy, for the fill and copy kernels on tensors in the memory).
  * Every export takes byte addresses into the memory and returns nothing.
@@ -12,7 +12,7 @@ import { addAttention, addAttentionBackward } from './emit/attention.js';
 import { addElementwise } from './emit/elementwise.js';
 import { addGemm } from './emit/gemm.js';
 import { addNorms } from './emit/norms.js';
-import { addPack } from './emit/pack.js';
+import { addPack, addPackA } from './emit/pack.js';
 import { addSoftmax } from './emit/softmax.js';
 
 export { gemmName } from './emit/gemm.js';
@@ -30,6 +30,7 @@ export function buildKernelModule(shared = false, relaxedSimd = false): Uint8Arr
   m.importMemory('env', 'memory', 1, shared ? MAX_PAGES : undefined);
   addGemm(m, relaxedSimd);
   addPack(m);
+  addPackA(m);
   addSoftmax(m, logFn);
   addNorms(m);
   addElementwise(m);

@@ -67,9 +67,13 @@ export function matmul(a: View, b: View, out: View): void {
   const cBase = cInPlace ? cAddress + 4 * out.offset : base + top;
   const [ars, acs] = [a.strides[rank - 2], a.strides[rank - 1]];
   const [brs, bcs] = [b.strides[rank - 2], b.strides[rank - 1]];
-  for (const [off, at] of aAt) packA(A, off, M, K, ars, acs, mem, (base + at) / 4);
-  // B in the wasm memory (weights, when tensors are resident) is packed by the module: the JavaScript loop
-  // over a shared Float32Array is several times slower, and a decode step packs every weight matrix.
+  // Operands in the wasm memory (tensors of 1,024 floats and more) are packed by the module: the JavaScript
+  // loop over a shared Float32Array is several times slower, a decode step packs every weight matrix as B,
+  // and an update step packs thousands of rows of activations as A.
+  const aAddress = rt.addressOf(A);
+  for (const [off, at] of aAt)
+    if (aAddress !== undefined) rt.fn.pack_a(aAddress + 4 * off, M, K, 4 * ars, 4 * acs, base + at);
+    else packA(A, off, M, K, ars, acs, mem, (base + at) / 4);
   const bAddress = rt.addressOf(B);
   for (const [off, at] of bAt)
     if (bAddress !== undefined) rt.fn.pack_b(bAddress + 4 * off, K, N, 4 * brs, 4 * bcs, base + at);

@@ -6,6 +6,12 @@
  * Float32Array was a third of a batch-1 decode step (the tied output projection, a transposed 64 × 4,096 B,
  * is packed on every token). Where B's k is contiguous (rs = 4, a transposed weight) and a panel is whole,
  * four k at a time are read as one vector per column and transposed in registers (4 × 4 blocks of shuffles).
+ *
+ * `pack_a(src, M, K, rs, cs, dst)`: A (M × K, byte strides as above) into the panels of up to 4 rows, each
+ * K × R with a column's R values adjacent, as the JavaScript packA: every matmul packs its A (in the RL
+ * update, activations of thousands of rows), a tenth of the update's time in JavaScript. A whole panel of
+ * a row-major A is read four k at a time and transposed as above; one of a transposed A (rs = 4, as in a
+ * weight gradient Xᵀ·dY) is read one vector per k.
  */
 
 /** The bytes of f32 lanes for i8x16.shuffle (lanes 4–7: the second operand's). */
@@ -125,5 +131,59 @@ export function addPack(m: ModuleBuilder): void {
       c.end().end();
     },
     'pack_b',
+  );
+}
+
+export function addPackA(m: ModuleBuilder): void {
+  m.func(
+    [I32, I32, I32, I32, I32, I32],
+    [],
+    (c) => {
+      const [src, M, K, rs, cs, dst] = [0, 1, 2, 3, 4, 5];
+      const [i0, Rb, k, r, row, p, q, stride] = Array.from({ length: 8 }, () => c.local(I32));
+      const v = Array.from({ length: 4 }, () => c.local(V128));
+      const t = Array.from({ length: 4 }, () => c.local(V128));
+      c.i32Const(16).localSet(stride);
+      c.localGet(dst).localSet(q);
+      // while (i0 < M): a panel of R = min(4, M − i0) rows (Rb = 4R bytes); q walks the panels in order.
+      c.block().loop();
+      c.localGet(i0).localGet(M).i32GeS().brIf(1);
+      c.i32Const(16).localGet(M).localGet(i0).i32Sub().i32Const(4).i32Mul().localTee(Rb);
+      c.localGet(Rb).i32Const(16).i32GtS().select().localSet(Rb);
+      c.localGet(src).localGet(i0).localGet(rs).i32Mul().i32Add().localSet(row);
+      c.i32Const(0).localSet(k);
+      c.localGet(Rb).i32Const(16).i32Eq().if();
+      // A whole panel, k contiguous: four k of the four rows per step, transposed in registers.
+      c.localGet(cs).i32Const(4).i32Eq().if();
+      loopWhile(c, k, K, 4, () => {
+        emitBlock(c, 1, row, rs, q, stride, v, t);
+        c.localGet(q).i32Const(64).i32Add().localSet(q);
+        c.localGet(row).i32Const(16).i32Add().localSet(row);
+      });
+      c.end();
+      // A whole panel, rows contiguous (a transposed A): one vector per k.
+      c.localGet(rs).i32Const(4).i32Eq().if();
+      loopWhile(c, k, K, 1, () => {
+        c.localGet(q).localGet(row).v128Load().v128Store();
+        c.localGet(q).i32Const(16).i32Add().localSet(q);
+        c.localGet(row).localGet(cs).i32Add().localSet(row);
+      });
+      c.end();
+      c.end();
+      // The rest, one float at a time.
+      loopWhile(c, k, K, 1, () => {
+        c.localGet(row).localSet(p);
+        c.i32Const(0).localSet(r);
+        loopWhile(c, r, Rb, 4, () => {
+          c.localGet(q).localGet(r).i32Add().localGet(p).f32Load().f32Store();
+          c.localGet(p).localGet(rs).i32Add().localSet(p);
+        });
+        c.localGet(q).localGet(Rb).i32Add().localSet(q);
+        c.localGet(row).localGet(cs).i32Add().localSet(row);
+      });
+      c.localGet(i0).i32Const(4).i32Add().localSet(i0).br(0);
+      c.end().end();
+    },
+    'pack_a',
   );
 }
