@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { type DType, type Tensor, concat, rotaryEmbedding, tensor, tidy } from '../src/index.js';
 import { assertGradcheck } from '../src/testing/index.js';
 import { checkProperty, f64, specArb } from './gradient-helpers.js';
+import { withWasm } from './wasm-helpers.js';
 
 /** The composite the kernel replaces. */
 function composite(x: Tensor, cos: Tensor, sin: Tensor): Tensor {
@@ -58,6 +59,40 @@ describe('rotaryEmbedding', () => {
       });
     });
   }
+
+  it('float32 on the wasm kernel: the TypeScript kernel’s bits, forward and backward', () => {
+    const run = (wasm: boolean, spec: { shape: number[]; values: number[] }[]) =>
+      withWasm(wasm, () =>
+        tidy(() => {
+          const [x, c, s, w] = spec.map((v, i) =>
+            tensor(v.values, { shape: v.shape, requiresGrad: i === 0 }),
+          );
+          const out = rotaryEmbedding(x, c, s);
+          out.mul(w).sum().backward();
+          return [Array.from(out.dataSync()), Array.from(x.grad!.dataSync())];
+        }),
+      );
+    checkProperty(caseArb, ([, x, c, s, w]) => {
+      expect(run(true, [x, c, s, w])).toEqual(run(false, [x, c, s, w]));
+    });
+    // Heads of 16 and 10 (a vector path and a scalar tail), tables per batch row, 1,024 floats and more.
+    for (const [B, H, T, D] of [
+      [2, 3, 40, 16],
+      [3, 2, 37, 10],
+    ]) {
+      const spec = (shape: number[], seed: number) => ({
+        shape,
+        values: Array.from({ length: shape.reduce((a, b) => a * b) }, (_, i) => Math.sin(seed * 7 + i * 1.3)),
+      });
+      const cases = [
+        spec([B, H, T, D], 1),
+        spec([B, 1, T, D], 2),
+        spec([B, 1, T, D], 3),
+        spec([B, H, T, D], 4),
+      ];
+      expect(run(true, cases)).toEqual(run(false, cases));
+    }
+  });
 
   it('its gradient equals finite differences (float64)', () => {
     checkProperty(caseArb, ([, x, c, s]) => {

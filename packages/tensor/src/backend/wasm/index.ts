@@ -15,6 +15,7 @@ import { copy, fill } from './fill-copy.js';
 import { matmul } from './matmul.js';
 import { layerNorm, layerNormBackward, rmsNorm, rmsNormBackward } from './norms.js';
 import { adamw } from './optim.js';
+import { rotary } from './rotary.js';
 import { setThreads, wasmSimdSupported } from './runtime.js';
 import { logprobs, logprobsBackward, softmax, softmaxBackward } from './softmax.js';
 
@@ -58,6 +59,7 @@ export const WASM_KERNELS = {
   fill,
   copy,
   adamw,
+  rotary,
 } satisfies Partial<Kernels>;
 export type WasmKernelName = keyof typeof WASM_KERNELS;
 
