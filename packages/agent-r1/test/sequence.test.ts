@@ -86,8 +86,10 @@ describe('sequenceForward', () => {
           expect(alone.logprobs.shape).toEqual([1, L]);
           same(rowOf(alone.logprobs, 0), rowOf(together.logprobs, r));
           same(rowOf(alone.entropy!, 0), rowOf(together.entropy!, r));
-          alone.logprobs.dispose();
-          alone.entropy!.dispose();
+          // Run over the whole batch's length (as the warm start does): the padding changes nothing.
+          const long = sequenceForward(model, batch, [r], { ...options, length: L });
+          same(rowOf(long.logprobs, 0), rowOf(alone.logprobs, 0));
+          for (const t of [alone.logprobs, alone.entropy!, long.logprobs, long.entropy!]) t.dispose();
         }
         together.logprobs.dispose();
         together.entropy!.dispose();

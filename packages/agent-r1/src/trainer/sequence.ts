@@ -26,6 +26,12 @@ export interface SequenceOptions {
   needed?: readonly ArrayLike<number>[];
   /** Also the entropy of the distribution predicting each needed token. */
   entropy?: boolean;
+  /**
+   * Tokens the pass runs over: at least the rows' longest (the default), at most the batch's length. A
+   * longer pass computes padding that changes no row's result, but it keeps the order of the weight
+   * gradients' sums, and so the bits, of a pass over the whole batch.
+   */
+  length?: number;
 }
 
 export interface SequenceOutputs {
@@ -101,7 +107,8 @@ export function sequenceForward(
     // never looks at the padding after a row's tokens, so it changes nothing they compute. The outputs keep
     // the batch's [n, L] layout, zero past T.
     const L = batch.length;
-    const T = Math.max(1, ...rows.map((r) => batch.lengths[r]));
+    const longest = Math.max(1, ...rows.map((r) => batch.lengths[r]));
+    const T = Math.max(longest, Math.min(L, options.length ?? 0));
     const n = rows.length;
     const device = model.config.device;
     const ids = batchIds(batch, rows, device, T);

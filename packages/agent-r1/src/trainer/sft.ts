@@ -59,8 +59,14 @@ export async function sftStep(
       (_, i) => start + i,
     );
     const sums = tidy(() => {
-      // Without the context in the loss, only the action tokens need logits.
-      const { logprobs } = sequenceForward(policy, batch, rows, context ? {} : { needed: batch.actionMask });
+      // Without the context in the loss, only the action tokens need logits. Each pass runs over the
+      // whole batch's length, as before the RL update learnt to cut passes to their rows: the warm start
+      // is where every table starts, and this preset's warm start moves with a change of rounding as far
+      // as with a new seed (docs/history.md, 2026-12-05), while a cut would save it little.
+      const { logprobs } = sequenceForward(policy, batch, rows, {
+        ...(context ? {} : { needed: batch.actionMask }),
+        length: batch.length,
+      });
       const nll = logprobs.neg();
       const { dtype, device } = policy.config;
       const masked = (mask: readonly Float64Array[]) =>
