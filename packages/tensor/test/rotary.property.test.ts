@@ -7,7 +7,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { type DType, type Tensor, concat, rotaryEmbedding, tensor, tidy } from '../src/index.js';
 import { assertGradcheck } from '../src/testing/index.js';
-import { checkProperty, f64, specArb } from './gradient-helpers.js';
+import { type Spec, checkProperty, f64, specArb } from './gradient-helpers.js';
 import { withWasm } from './wasm-helpers.js';
 
 /** The composite the kernel replaces. */
@@ -61,7 +61,7 @@ describe('rotaryEmbedding', () => {
   }
 
   it('float32 on the wasm kernel: the TypeScript kernel’s bits, forward and backward', () => {
-    const run = (wasm: boolean, spec: { shape: number[]; values: number[] }[]) =>
+    const run = (wasm: boolean, spec: Spec[]) =>
       withWasm(wasm, () =>
         tidy(() => {
           const [x, c, s, w] = spec.map((v, i) =>
@@ -82,7 +82,9 @@ describe('rotaryEmbedding', () => {
     ]) {
       const spec = (shape: number[], seed: number) => ({
         shape,
-        values: Array.from({ length: shape.reduce((a, b) => a * b) }, (_, i) => Math.sin(seed * 7 + i * 1.3)),
+        values: Float64Array.from({ length: shape.reduce((a, b) => a * b) }, (_, i) =>
+          Math.sin(seed * 7 + i * 1.3),
+        ),
       });
       const cases = [
         spec([B, H, T, D], 1),
