@@ -10,7 +10,7 @@
  * When D is a multiple of 4, keys go four at a time (see dot4) with the one-key path's arithmetic.
  */
 import { type Code, F32, F64, I32, type ModuleBuilder, V128, type ValType } from '../builder.js';
-import { emitExp, expTemps, horizontal, horizontalSumF64, loopWhile, rowLoop } from './common.js';
+import { emitExp, expTemps, horizontal, horizontalSumF64, lanes, loopWhile, rowLoop } from './common.js';
 
 /** lim = min(lim, int32 row `row` at mp) when mp ≥ 0 (the rows' limits from a prefix keep-mask). */
 function emitRowLimit(c: Code, mp: number, row: number, lim: number, tmp: number): void {
@@ -19,9 +19,6 @@ function emitRowLimit(c: Code, mp: number, row: number, lim: number, tmp: number
   c.localGet(lim).localGet(tmp).localGet(lim).i32LtS().select().localSet(lim);
   c.end();
 }
-
-/** The bytes of f32 lanes (0–3 the first operand's, 4–7 the second's), for i8x16.shuffle. */
-const lanes = (...ls: number[]) => ls.flatMap((l) => [4 * l, 4 * l + 1, 4 * l + 2, 4 * l + 3]);
 
 /**
  * Four dot products over D (bytes db, a multiple of 16) of the row at x with the rows at ys, left as one
@@ -46,26 +43,15 @@ function dot4(
     });
   });
   // [a0 + a1, b0 + b1, a2 + a3, b2 + b3] and the same for c and d, then their halves added.
-  const pairs = (u: number, v: number) => {
-    c.localGet(u)
-      .localGet(v)
-      .i8x16Shuffle(lanes(0, 4, 2, 6));
-    c.localGet(u)
-      .localGet(v)
-      .i8x16Shuffle(lanes(1, 5, 3, 7))
-      .f32x4Add();
+  const pairSum = (u: number, v: number, first: number[], second: number[]) => {
+    c.localGet(u).localGet(v).i8x16Shuffle(lanes(first));
+    c.localGet(u).localGet(v).i8x16Shuffle(lanes(second)).f32x4Add();
   };
-  pairs(a, b);
+  pairSum(a, b, [0, 4, 2, 6], [1, 5, 3, 7]);
   c.localSet(a);
-  pairs(cc, d);
+  pairSum(cc, d, [0, 4, 2, 6], [1, 5, 3, 7]);
   c.localSet(cc);
-  c.localGet(a)
-    .localGet(cc)
-    .i8x16Shuffle(lanes(0, 1, 4, 5));
-  c.localGet(a)
-    .localGet(cc)
-    .i8x16Shuffle(lanes(2, 3, 6, 7))
-    .f32x4Add();
+  pairSum(a, cc, [0, 1, 4, 5], [2, 3, 6, 7]);
 }
 
 /** keys4 = the keys taken four at a time: lim rounded down to a multiple of 4, or none unless D % 4 = 0. */
@@ -369,11 +355,11 @@ function emitBackward(c: Code): void {
     for (let u = 0; u < 4; u++) {
       c.localGet(vx)
         .localGet(vx)
-        .i8x16Shuffle(lanes(u, u, u, u))
+        .i8x16Shuffle(lanes([u, u, u, u]))
         .localSet(dsv[u]);
       c.localGet(vp)
         .localGet(vp)
-        .i8x16Shuffle(lanes(u, u, u, u))
+        .i8x16Shuffle(lanes([u, u, u, u]))
         .localSet(pv[u]);
     }
     c.i32Const(0).localSet(p);

@@ -47,6 +47,9 @@ export function rowLoopUnrolled(
   loopWhile(c, p, nb, 4, scalar);
 }
 
+/** The bytes of f32 lanes for i8x16.shuffle (lanes 0–3 the first operand's, 4–7 the second's). */
+export const lanes = (ls: readonly number[]) => ls.flatMap((l) => [4 * l, 4 * l + 1, 4 * l + 2, 4 * l + 3]);
+
 /** Horizontal reduction of the v128 in `v` with a scalar f32 binary op, left on the stack. */
 export function horizontal(c: Code, v: number, op: (c: Code) => void): void {
   c.localGet(v).f32x4ExtractLane(0).localGet(v).f32x4ExtractLane(1);

@@ -14,8 +14,6 @@
  * weight gradient Xᵀ·dY) is read one vector per k.
  */
 
-/** The bytes of f32 lanes for i8x16.shuffle (lanes 4–7: the second operand's). */
-const lanes = (l: readonly number[]) => l.flatMap((x) => [4 * x, 4 * x + 1, 4 * x + 2, 4 * x + 3]);
 const LO = lanes([0, 4, 1, 5]);
 const HI = lanes([2, 6, 3, 7]);
 const FIRST = lanes([0, 1, 4, 5]);
@@ -65,7 +63,7 @@ function emitBlock(
   }
 }
 import { type Code, F32, I32, type ModuleBuilder, V128 } from '../builder.js';
-import { loopWhile } from './common.js';
+import { lanes, loopWhile } from './common.js';
 
 export function addPack(m: ModuleBuilder): void {
   m.func(
