@@ -5,9 +5,10 @@
 import { AdamW, TransformerLM } from '@agent-r1/nn';
 import { Generator } from '@agent-r1/tensor';
 import { describe, expect, it } from 'vitest';
+import { byLength } from '../src/algorithms/batch.js';
 import { LOSS_AGGREGATIONS } from '../src/algorithms/losses.js';
 import { resolveConfig } from '../src/trainer/config.js';
-import { byLength, updatePolicy } from '../src/trainer/policy-update.js';
+import { updatePolicy } from '../src/trainer/policy-update.js';
 import { randomBatch } from './support/random-batch.js';
 
 const V = 23;

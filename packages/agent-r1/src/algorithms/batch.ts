@@ -127,6 +127,14 @@ export function lossRows(batch: TrajectoryBatch, useActionMask: boolean): Float6
   return useActionMask ? batch.actionMask : batch.responseMask;
 }
 
+/**
+ * `rows` of the batch, shortest trajectory first (ties in row order): cut into groups, each group's pass can
+ * run to its own longest row and pad little.
+ */
+export function byLength(batch: TrajectoryBatch, rows: readonly number[]): number[] {
+  return [...rows].sort((a, b) => batch.lengths[a] - batch.lengths[b] || a - b);
+}
+
 /** Copies equal-length rows into one [N, L] tensor (float32 unless options.dtype says otherwise). */
 export function rowsToTensor(rows: TokenRows, options: TensorOptions = {}): Tensor {
   const n = rows.length;

@@ -7,7 +7,7 @@
 import { type AdamW, type TransformerLM, clipGradNormAsync } from '@agent-r1/nn';
 import { type Generator, type Tensor, tidy } from '@agent-r1/tensor';
 import type { TrajectoryBatch } from '../algorithms/batch.js';
-import { lossRows, rowsToTensor } from '../algorithms/batch.js';
+import { byLength, lossRows, rowsToTensor } from '../algorithms/batch.js';
 import { aggregateLoss, klLoss, lossMask, maskCounts, ppoLoss, valueLoss } from '../algorithms/losses.js';
 import type { TrainConfig } from './config.js';
 import { randomPermutation } from './permutation.js';
@@ -48,14 +48,6 @@ function chunks<T>(xs: readonly T[], size: number): T[][] {
   return out;
 }
 
-/**
- * Rows shortest first, so that each micro-batch pads to lengths close to its own (a pass runs to its rows'
- * longest): the mini-batch's loss and gradient are the same sums, grouped by length.
- */
-export function byLength(batch: TrajectoryBatch, rows: readonly number[]): number[] {
-  return [...rows].sort((a, b) => batch.lengths[a] - batch.lengths[b] || a - b);
-}
-
 /** Runs the update phase and returns the metrics averaged over mini-batches. */
 export async function updatePolicy(
   config: TrainConfig,
@@ -90,7 +82,8 @@ export async function updatePolicy(
     for (const mini of chunks(randomPermutation(batch.size, generator), train.miniBatchSize)) {
       models.optimizer.zeroGrad();
       models.criticOptimizer?.zeroGrad();
-      // Each micro-batch's losses divide by the mini-batch's counts, so that they add up to its loss.
+      // Micro-batches of rows of like length, each run to its own longest row; their losses divide by the
+      // mini-batch's counts, so that they add up to its loss, the same sums grouped otherwise.
       const batchCounts = maskCounts(mini.map((i) => needed[i]));
       for (const micro of chunks(byLength(batch, mini), train.microBatchSize)) {
         const scalars = tidy(() => {

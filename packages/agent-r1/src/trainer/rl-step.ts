@@ -6,7 +6,7 @@
 import type { AdamW, TransformerLM } from '@agent-r1/nn';
 import { type Generator, type Tensor, noGrad } from '@agent-r1/tensor';
 import { applyKlPenalty } from '../algorithms/advantages.js';
-import { buildBatch, lossRows } from '../algorithms/batch.js';
+import { buildBatch, byLength, lossRows } from '../algorithms/batch.js';
 import { informativeGroups, renumberGroups } from '../algorithms/group-filter.js';
 import { explainedVariance, maskedMean } from '../algorithms/metrics.js';
 import type { AgentEnv } from '../mdp/env.js';
@@ -15,7 +15,7 @@ import type { TextCodec } from '../rollout/config.js';
 import { rollout } from '../rollout/engine.js';
 import { computeAdvantages } from './advantage-step.js';
 import type { TrainConfig } from './config.js';
-import { byLength, updatePolicy } from './policy-update.js';
+import { updatePolicy } from './policy-update.js';
 import { sequenceForward } from './sequence.js';
 
 export interface RlContext<Example> {
@@ -54,7 +54,8 @@ async function frozenPass(
 ) {
   const lp: Float64Array[] = new Array(batch.size);
   const values: Float64Array[] = [];
-  // Shortest rows first, so that each pass pads little; a row's outputs do not depend on its neighbours.
+  // Shortest rows first, so that each pass pads little. A row's values do not depend on the rows beside it
+  // but in the last bits, where the wasm kernels normalise the copy head over the pass's width.
   const order = byLength(
     batch,
     Array.from({ length: batch.size }, (_, i) => i),

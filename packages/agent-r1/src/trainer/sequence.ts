@@ -103,9 +103,10 @@ export function sequenceForward(
 ): SequenceOutputs {
   const temperature = options.temperature ?? 1;
   return tidy(() => {
-    // The pass runs over the rows' own longest sequence (T), not the whole batch's (L): causal attention
-    // never looks at the padding after a row's tokens, so it changes nothing they compute. The outputs keep
-    // the batch's [n, L] layout, zero past T.
+    // The pass runs over the rows' own longest sequence (T), not the whole batch's (L), unless `length`
+    // asks for more: causal attention never looks at the padding after a row's tokens, so it changes
+    // nothing they compute (but the last bits where the wasm kernels normalise the copy head over the
+    // pass's width). The outputs keep the batch's [n, L] layout, zero past T.
     const L = batch.length;
     const longest = Math.max(1, ...rows.map((r) => batch.lengths[r]));
     const T = Math.max(longest, Math.min(L, options.length ?? 0));
