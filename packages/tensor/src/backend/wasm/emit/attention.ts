@@ -54,6 +54,9 @@ function dot4(
   pairSum(a, cc, [0, 1, 4, 5], [2, 3, 6, 7]);
 }
 
+/** Four new locals of one type (the four keys' pointers or vectors). */
+const four = (c: Code, type: ValType) => [c.local(type), c.local(type), c.local(type), c.local(type)];
+
 /** keys4 = the keys taken four at a time: lim rounded down to a multiple of 4, or none unless D % 4 = 0. */
 function emitKeys4(c: Code, lim: number, D: number, keys4: number): void {
   c.localGet(lim).i32Const(-4).i32And().i32Const(0);
@@ -67,8 +70,7 @@ function emitForward(c: Code, logFn: number): void {
   const sum = c.local(F64);
   const [vacc, vm, ve, vx] = [c.local(V128), c.local(V128), c.local(V128), c.local(V128)];
   const [keys4, bytes4] = [c.local(I32), c.local(I32)];
-  const k4 = [c.local(I32), c.local(I32), c.local(I32), c.local(I32)];
-  const accs = [c.local(V128), c.local(V128), c.local(V128), c.local(V128)];
+  const [k4, accs] = [four(c, I32), four(c, V128)];
   const tmp = expTemps(c);
   c.localGet(D).i32Const(2).i32Shl().localSet(db);
   c.localGet(i0).localSet(i);
@@ -256,9 +258,8 @@ function emitBackward(c: Code): void {
   const [lse, delta, s, pj, ds] = new Array(5).fill(0).map(() => c.local(F32));
   const [va, vb, vx, vp] = new Array(4).fill(0).map(() => c.local(V128));
   const keys4 = c.local(I32);
-  const four = (type: ValType) => [c.local(type), c.local(type), c.local(type), c.local(type)];
-  const [k4, v4, dk4, dv4] = [four(I32), four(I32), four(I32), four(I32)];
-  const [accs, dsv, pv] = [four(V128), four(V128), four(V128)];
+  const [k4, v4, dk4, dv4] = [four(c, I32), four(c, I32), four(c, I32), four(c, I32)];
+  const [accs, dsv, pv] = [four(c, V128), four(c, V128), four(c, V128)];
   const tmp = expTemps(c);
   const at = (base: number) => c.localGet(base).localGet(p).i32Add();
   /** Dot product of two D-rows into f32 local `out`. */
