@@ -65,20 +65,20 @@ describe('rotaryEmbedding', () => {
       withWasm(wasm, () =>
         tidy(() => {
           const [x, c, s, w] = spec.map((v, i) =>
-            tensor(v.values, { shape: v.shape, requiresGrad: i === 0 }),
+            tensor(v.values, { shape: v.shape, dtype: 'float32', requiresGrad: i === 0 }),
           );
           const out = rotaryEmbedding(x, c, s);
           out.mul(w).sum().backward();
           return [Array.from(out.dataSync()), Array.from(x.grad!.dataSync())];
         }),
       );
-    checkProperty(caseArb, ([, x, c, s, w]) => {
-      expect(run(true, [x, c, s, w])).toEqual(run(false, [x, c, s, w]));
-    });
-    // Heads of 16 and 10 (a vector path and a scalar tail), tables per batch row, 1,024 floats and more.
+    // The wasm kernel takes 4,096 elements and more: heads of 16 (halves of two vectors) and of 10 (a
+    // vector and a scalar tail), tables per batch row; and a small input, which stays on the TypeScript
+    // kernel.
     for (const [B, H, T, D] of [
-      [2, 3, 40, 16],
-      [3, 2, 37, 10],
+      [2, 3, 48, 16],
+      [3, 2, 70, 10],
+      [1, 2, 3, 4],
     ]) {
       const spec = (shape: number[], seed: number) => ({
         shape,

@@ -1,12 +1,13 @@
 /**
  * Rotary position embedding on the wasm kernel (./emit/rotary.ts) for float32: one row job per batch
- * element, its heads the rows and its cos/sin tables copied in once for them. Other dtypes, and odd head
- * sizes, take the TypeScript kernel.
+ * element, its heads the rows and its cos/sin tables copied in once for them. Other dtypes, odd head
+ * sizes and small inputs take the TypeScript kernel.
  */
 import type { RotaryArgs, View } from '../backend.js';
 import { rotary as cpuRotary } from '../cpu/rotary.js';
 import { dataOf } from '../cpu/storage.js';
 import { assertDense } from '../cpu/strided.js';
+import { MIN_ELEMENTWISE } from './elementwise.js';
 import { runRows } from './rows.js';
 import { getWasmRuntime } from './runtime.js';
 
@@ -15,7 +16,10 @@ const f32 = (v: View) => dataOf(v) as Float32Array;
 export function rotary(args: RotaryArgs): void {
   const { x, cos, sin, out, transpose } = args;
   const [B, H, T, D] = x.shape;
-  if ([x, cos, sin, out].some((v) => v.dtype !== 'float32') || D % 2 !== 0 || B * H * T * D === 0) {
+  // Small inputs (a decode step's few rows) stay on the TypeScript kernel: one job per batch element
+  // would cost more than the arithmetic. Both give the same bits.
+  const n = B * H * T * D;
+  if ([x, cos, sin, out].some((v) => v.dtype !== 'float32') || D % 2 !== 0 || n < MIN_ELEMENTWISE) {
     cpuRotary(args);
     return;
   }
