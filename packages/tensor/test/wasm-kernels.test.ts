@@ -349,6 +349,10 @@ describe.skipIf(!wasmSimdSupported())('wasm kernels vs the TypeScript kernels (p
       expect([...limits!]).toEqual([2, 1, 0, 2, 1, 0, 2, 1, 0, 2, 1, 0]);
       const gap = tensor([true, false, true], { dtype: 'bool' });
       expect(prefixKeyLimits(view(gap, [1, 1, 1, 3], [0, 0, 0, 1]))).toBeNull();
+      // Rows whose keys are not adjacent (every other element): the same answers.
+      const everyOther = tensor([true, false, true, true, false, false, true, false], { dtype: 'bool' });
+      expect([...prefixKeyLimits(view(everyOther, [1, 1, 1, 3], [0, 0, 0, 2]))!]).toEqual([2]);
+      expect(prefixKeyLimits(view(everyOther, [1, 1, 1, 4], [0, 0, 0, 2]))).toBeNull();
     });
   });
 

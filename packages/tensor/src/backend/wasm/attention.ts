@@ -43,8 +43,17 @@ export function prefixKeyLimits(mask: View): Int32Array | null {
     const at = rows[r];
     if (at !== lastRow) {
       let n = 0;
-      while (n < S && data[at + n * stride]) n++;
-      for (let j = n + 1; j < S; j++) if (data[at + j * stride]) return null;
+      if (stride === 1) {
+        // A contiguous row (a KV cache's mask, read at every layer of every decode step): the engine's
+        // indexOf finds the first dropped key and any kept one after it (bools are stored as 0 or 1).
+        const row = data.subarray(at, at + S);
+        n = row.indexOf(0);
+        if (n < 0) n = S;
+        else if (row.indexOf(1, n + 1) >= 0) return null;
+      } else {
+        while (n < S && data[at + n * stride]) n++;
+        for (let j = n + 1; j < S; j++) if (data[at + j * stride]) return null;
+      }
       lastRow = at;
       lastLimit = n;
     }
