@@ -286,6 +286,8 @@ describe.skipIf(!wasmSimdSupported())('tensors in the wasm memory', () => {
       [300, 7],
     ])
       for (const layout of ['row-major', 'transposed', 'strided'])
-        expect(product(M, K, layout, true).equals(product(M, K, layout, false)), `${M}×${K} ${layout}`).toBe(true);
+        expect(product(M, K, layout, true).equals(product(M, K, layout, false)), `${M}×${K} ${layout}`).toBe(
+          true,
+        );
   });
 });
