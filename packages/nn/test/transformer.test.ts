@@ -138,6 +138,49 @@ describe('TransformerLM', () => {
     },
   );
 
+  it.each(OUTPUT_LAYERS)(
+    "with a cache, logits at chosen new positions are the cached pass's at those positions, to the bit (output: $name)",
+    (layer) => {
+      const model = modelWith(layer);
+      const prompt = tensor(
+        [
+          [3, 4, 5, 0],
+          [6, 7, 8, 9],
+        ],
+        { dtype: 'int32' },
+      );
+      const chunk = tensor(
+        [
+          [5, 3, 1],
+          [2, 0, 0],
+        ],
+        { dtype: 'int32' },
+      );
+      const [all, chosen] = [undefined, [[2, 0], [0]]].map((positions) => {
+        const cache = model.createCache(2);
+        model.forward(prompt, { cache, lengths: [3, 4] });
+        const { logits } = model.forward(chunk, { cache, lengths: [3, 1], positions });
+        expect(cache.lengths).toEqual([6, 5]);
+        cache.dispose();
+        return logits;
+      });
+      expect(chosen.shape).toEqual([2, 2, 23]);
+      const V = 23;
+      const full = all.dataSync();
+      const at = chosen.dataSync();
+      // Row 1's list is padded with its last position.
+      for (const [b, q, t] of [
+        [0, 0, 2],
+        [0, 1, 0],
+        [1, 0, 0],
+        [1, 1, 0],
+      ]) {
+        const row = at.subarray((b * 2 + q) * V, (b * 2 + q + 1) * V);
+        expect([...row]).toEqual([...full.subarray((b * 3 + t) * V, (b * 3 + t + 1) * V)]);
+      }
+    },
+  );
+
   it('ignores right padding: a padded row gives the logits of the unpadded row', () => {
     const model = new TransformerLM(tiny);
     const alone = model.forward(tensor([[5, 6]], { dtype: 'int32' })).logits.dataSync();

@@ -175,18 +175,18 @@ function extendPass(
   return noGrad(() =>
     tidy(() => {
       const { ids, tokens, lengths } = padBatch(rows, model.config.device);
-      const { logits } = model.forward(ids, { cache, lengths, tokens });
-      const [B, T, V] = logits.shape;
+      const [B, T] = ids.shape;
+      // Only each row's last new token is read: the output layers skip the rest of a prompt or observation.
+      const positions = T > 1 ? lengths.map((n) => [Math.max(n, 1) - 1]) : undefined;
+      const { logits } = model.forward(ids, { cache, lengths, tokens, positions });
+      const V = logits.shape[2];
       const adding = lengths.flatMap((n, b) => (n > 0 ? [b] : []));
       if (adding.length === 0) return null;
       const rowNames = adding.map((b) => names[b]);
-      // A decode step (one token for every row): the logits are already one row per caller row, in order.
-      if (T === 1 && adding.length === B) return { logits: logits.reshape([B, V]), rows: rowNames };
-      const last = tensor(
-        Int32Array.from(adding, (b) => b * T + lengths[b] - 1),
-        { shape: [adding.length], device: logits.device },
-      );
-      return { logits: logits.reshape([B * T, V]).indexSelect(0, last), rows: rowNames };
+      const last = logits.reshape([B, V]);
+      if (adding.length === B) return { logits: last, rows: rowNames };
+      const index = tensor(Int32Array.from(adding), { shape: [adding.length], device: logits.device });
+      return { logits: last.indexSelect(0, index), rows: rowNames };
     }),
   );
 }

@@ -149,9 +149,10 @@ export interface ForwardOptions {
   /** Read and extend this cache: row b's tokens go after its cached positions. */
   cache?: KVCache;
   /**
-   * Only these positions of each row get logits (without a cache): logits are then [B, Q, vocab], Q the
-   * longest list, and a shorter list is padded by repeating its last position (position 0 if empty).
-   * A loss over a few tokens (a policy's actions among documents it read) then skips the output layers'
+   * Only these positions of each row get logits (indices into the T given tokens; with a cache, the new
+   * ones): logits are then [B, Q, vocab], Q the longest list, and a shorter list is padded by repeating its
+   * last position (position 0 if empty). A loss over a few tokens (a policy's actions among documents it
+   * read), or generation after a prompt or an observation (the last token's), then skips the output layers'
    * work, the largest part of a small model's, at every other position.
    */
   positions?: readonly (readonly number[])[];
@@ -274,7 +275,6 @@ export class TransformerLM extends Module {
     if (cache && cache.batch !== B)
       throw new Error(`TransformerLM.forward: cache holds ${cache.batch} rows, ids has ${B}`);
     const outputAt = options.positions ? paddedPositions(options.positions, B, T) : null;
-    if (outputAt && cache) throw new Error('TransformerLM.forward: positions cannot be used with a cache');
     const starts = cache ? [...cache.lengths] : new Array<number>(B).fill(0);
     const keys = starts.reduce((most, s, b) => Math.max(most, s + lengths[b]), 1);
     if (keys > this.config.maxLength) {
@@ -311,7 +311,11 @@ export class TransformerLM extends Module {
           out,
           logits,
           ids,
-          outputAt ? positionsKeep(outputAt, T, ids.device) : mask,
+          outputAt
+            ? cache
+              ? keepMask(starts, lengths, T, keys, ids.device, outputAt)
+              : positionsKeep(outputAt, T, ids.device)
+            : mask,
           outputAt,
           cache ? { kv: cache, lengths, keys } : null,
           options.tokens,
@@ -326,7 +330,7 @@ export class TransformerLM extends Module {
   /**
    * The copy head's mixture at the output positions (hidden states `out`, logits), over the given tokens
    * (causal, or `keep` [B, Q, T] at the chosen positions outputAt) or over the cache's tokens (after
-   * writing h's).
+   * writing h's; `keep` [B, 1, Q, S]).
    */
   private copied(
     h: Tensor,
@@ -345,9 +349,12 @@ export class TransformerLM extends Module {
       return head.forward(out, logits, { ...head.contextOf(h, rows), keep, queryAt: outputAt ?? undefined });
     const starts = [...cache.kv.lengths];
     cache.kv.writeCopy(head.nextKeys(h), rows, cache.lengths, head.sourcesOf(h));
-    // Query t of row b is the token at starts[b] + t; padding queries (past the row's tokens) are clamped.
+    // Query t of row b (each new token, or those at outputAt) is the token at starts[b] + t; padding queries
+    // (past the row's tokens) are clamped.
     const queryAt = starts.map((start, b) =>
-      Array.from({ length: T }, (_, t) => Math.min(start + t, start + Math.max(cache.lengths[b], 1) - 1)),
+      (outputAt?.[b] ?? Array.from({ length: T }, (_, t) => t)).map((t) =>
+        Math.min(start + t, start + Math.max(cache.lengths[b], 1) - 1),
+      ),
     );
     return head.forward(out, logits, {
       keys: cache.kv.copyKeys!.narrow(1, 0, cache.keys),
@@ -445,8 +452,9 @@ function positionsKeep(positions: number[][], T: number, device: string): Tensor
 }
 
 /**
- * Bool [B, 1, T, S]: query t of row b (at position start_b + t) sees key j when j <= start_b + t and j is
- * one of the row's written positions; padding queries see the row's last written key.
+ * Bool [B, 1, Q, S]: query t of row b (at position start_b + t) sees key j when j <= start_b + t and j is
+ * one of the row's written positions; padding queries see the row's last written key. The queries are the
+ * T new tokens, or the new tokens at `at` (row b: Q offsets).
  */
 function keepMask(
   starts: number[],
@@ -454,15 +462,17 @@ function keepMask(
   T: number,
   S: number,
   device: string,
+  at: readonly (readonly number[])[] | null = null,
 ): Tensor {
   const B = starts.length;
-  const data = new Uint8Array(B * T * S);
+  const Q = at ? at[0].length : T;
+  const data = new Uint8Array(B * Q * S);
   for (let b = 0; b < B; b++) {
     const end = starts[b] + lengths[b];
-    for (let t = 0; t < T; t++) {
-      const last = Math.min(starts[b] + t, end - 1);
-      for (let j = 0; j <= last; j++) data[(b * T + t) * S + j] = 1;
+    for (let q = 0; q < Q; q++) {
+      const last = Math.min(starts[b] + (at ? at[b][q] : q), end - 1);
+      data.fill(1, (b * Q + q) * S, (b * Q + q) * S + last + 1);
     }
   }
-  return tensor(data, { shape: [B, 1, T, S], dtype: 'bool', device });
+  return tensor(data, { shape: [B, 1, Q, S], dtype: 'bool', device });
 }
