@@ -6,7 +6,7 @@
  */
 import { type DType, statsDtype } from '../../src/dtype.js';
 import { BINARY_OPS, type Kernels, UNARY_OPS } from '../../src/backend/backend.js';
-import { binaryExpr, unaryExpr } from '../../src/backend/cuda/kernels/elementwise.js';
+import { supportsBinary, supportsUnary } from '../../src/backend/cuda/kernels/elementwise.js';
 import { cudaKernels } from '../../src/backend/cuda/kernels.js';
 import { Recorder, restride } from './recorder.js';
 
@@ -21,9 +21,9 @@ export function runScenarios(): Recorder {
     K.fill(restride(R.view(dtype, [10, 5]), [5, 5], [10, 1], 3), 0);
     for (const to of dtypes) K.copy(a, R.view(to, [3, 5]));
     K.copy(restride(a, [5, 3], [1, 5]), R.view(dtype, [5, 3]));
-    for (const op of UNARY_OPS) if (unaryExpr(op, dtype) !== null) K.unary(op, a, R.view(dtype, [3, 5]));
+    for (const op of UNARY_OPS) if (supportsUnary(op, dtype)) K.unary(op, a, R.view(dtype, [3, 5]));
     for (const op of BINARY_OPS) {
-      if (binaryExpr(op, dtype) === null) continue;
+      if (!supportsBinary(op, dtype)) continue;
       const outType = ['eq', 'ne', 'lt', 'le', 'gt', 'ge'].includes(op) ? 'bool' : dtype;
       // b broadcast along the first axis (stride 0).
       K.binary(op, a, restride(R.view(dtype, [5]), [3, 5], [0, 1]), R.view(outType, [3, 5]));

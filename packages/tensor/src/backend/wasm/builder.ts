@@ -359,6 +359,9 @@ export class Code {
   f32x4Gt(): this {
     return this.simd(0x44);
   }
+  f32x4Le(): this {
+    return this.simd(0x45);
+  }
   v128And(): this {
     return this.simd(0x4e);
   }
@@ -374,6 +377,9 @@ export class Code {
     return this.simd(0x52);
   }
   // SIMD: arithmetic.
+  f32x4Abs(): this {
+    return this.simd(0xe0);
+  }
   f32x4Nearest(): this {
     return this.simd(0x6a);
   }

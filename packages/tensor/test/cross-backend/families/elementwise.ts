@@ -52,6 +52,28 @@ export function familiesElementwise(
       );
     });
 
+    test('every unary kernel at its limits: ±0, tiny, large, ±Infinity, NaN', async () => {
+      // Where a formula could overflow or cancel (sigmoid's e^−x, GELU's x³, tanh's e^2x), every backend
+      // must reach the CPU's limit. sin and cos of large arguments are left to each library's reduction.
+      const edges = [0, -0, 1e-30, -1e-30, 0.5, -0.5, 20, -20, 100, -100, 1e4, -1e4];
+      const specials = [Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY, Number.NaN];
+      for (const op of UNARY_OPS) {
+        const trig = op === 'sin' || op === 'cos';
+        const vals = trig ? edges.filter((v) => Math.abs(v) <= 100) : [...edges, ...specials];
+        await checkSame(
+          device,
+          (dev) => {
+            const x = leaf(dev, [vals.length], vals);
+            const out = TensorClass.empty(getBackend(dev), x.shape, 'float32');
+            getBackend(dev).kernels.unary(op, x, out);
+            return [out];
+          },
+          tol.elementwise,
+          `unary ${op} at its limits`,
+        );
+      }
+    });
+
     test('unary int32 kernels', async () => {
       const intOps: UnaryOp[] = ['neg', 'abs', 'sign', 'square', 'relu', 'step', 'logical_not'];
       await property(

@@ -16,11 +16,11 @@ import {
 } from './attention.js';
 import { type IndexBits, type KernelSource, RANK_BUCKETS } from './common.js';
 import {
-  binaryExpr,
+  supportsBinary,
   binaryKernel,
   copyKernel,
   fillKernel,
-  unaryExpr,
+  supportsUnary,
   unaryKernel,
   whereKernel,
 } from './elementwise.js';
@@ -70,12 +70,12 @@ export function kernelCatalog(): KernelSource[] {
     out.push(fillKernel(dtype, 1, 32), fillKernel(dtype, 8, 64));
     for (const to of DTYPES) out.push(copyKernel(dtype, to, 1, 32));
     out.push(whereKernel(dtype, 2, 32));
-    for (const op of UNARY_OPS) if (unaryExpr(op, dtype) !== null) out.push(unaryKernel(op, dtype, 1, 32));
-    for (const op of BINARY_OPS) if (binaryExpr(op, dtype) !== null) out.push(binaryKernel(op, dtype, 2, 32));
+    for (const op of UNARY_OPS) if (supportsUnary(op, dtype)) out.push(unaryKernel(op, dtype, 1, 32));
+    for (const op of BINARY_OPS) if (supportsBinary(op, dtype)) out.push(binaryKernel(op, dtype, 2, 32));
   }
   for (const half of HALVES) {
     out.push(fillKernel(half, 1, 32), whereKernel(half, 2, 32), gatherKernel(half, 2, 32));
-    for (const op of UNARY_OPS) if (unaryExpr(op, 'float32') !== null) out.push(unaryKernel(op, half, 1, 32));
+    for (const op of UNARY_OPS) if (supportsUnary(op, half)) out.push(unaryKernel(op, half, 1, 32));
     for (const op of BINARY_OPS) out.push(binaryKernel(op, half, 2, 32));
     out.push(...fusedKernels(half), normParamRoundKernel(half));
     for (const other of [...DTYPES, ...HALVES])

@@ -2,10 +2,14 @@
  * Elementwise kernels over strided views: fill, copy (with cast), unary, binary, where. One generator, a
  * "map" over a flat index: each operand (output included) has its own strides, so broadcast inputs
  * (stride 0), transposed views and strided destinations need no copies. The scalar functions follow the
- * CPU backend's definitions (cpu/elementwise.ts) case by case, NaN and integer wrap-around included.
+ * kernel IR's functions (kernel-ir/elementwise.ts, rendered by kernel-ir/render-c.ts), with JavaScript's
+ * NaN and integer wrap-around semantics, as the CPU backend computes them.
  */
 import { type DType, isHalf } from '../../../dtype.js';
 import { sizeOf } from '../../../shape.js';
+import { BINARY_FUNCTIONS, INTEGER_UNARY_OPS, UNARY_FUNCTIONS } from '../../../kernel-ir/elementwise.js';
+import type { ScalarFunction } from '../../../kernel-ir/expr.js';
+import { cFunction, cScalarOf } from '../../../kernel-ir/render-c.js';
 import type { BinaryOp, UnaryOp, View } from '../../backend.js';
 import type { KernelArg } from '../args.js';
 import { coalesce, extent, indexBitsFor } from '../coalesce.js';
@@ -18,7 +22,6 @@ import {
   convert,
   indexType,
   isFloatType,
-  lit,
   source,
   stridedOffsets,
 } from './common.js';
@@ -72,160 +75,55 @@ extern "C" __global__ void ${spec.name}(${params.join(', ')}) {
   return source(spec.name, body);
 }
 
-function f(dtype: DType, name: string): string {
-  return dtype === 'float32' ? `${name}f` : name;
+const COMPARE = new Set<BinaryOp>(['eq', 'ne', 'lt', 'le', 'gt', 'ge']);
+
+/** Whether `op` has a kernel for `dtype` views (integer views: the ops with an integer form). */
+export function supportsUnary(op: UnaryOp, dtype: DType): boolean {
+  return isFloatType(computeType(dtype)) || INTEGER_UNARY_OPS.includes(op);
 }
 
-/** The unary scalar function as a C expression of `x`, or null where the dtype does not support it. */
-export function unaryExpr(op: UnaryOp, dtype: DType): string | null {
-  if (dtype === 'int32') {
-    // Unsigned arithmetic wraps like the CPU backend's Int32Array stores (and avoids signed overflow UB).
-    const ints: Partial<Record<UnaryOp, string>> = {
-      neg: '(int)(0u - (unsigned int)x)',
-      abs: '(x < 0 ? (int)(0u - (unsigned int)x) : x)',
-      sign: '((x > 0) - (x < 0))',
-      square: '(int)((unsigned int)x * (unsigned int)x)',
-      relu: '(x > 0 ? x : 0)',
-      step: '(x > 0 ? 1 : 0)',
-      logical_not: '(x == 0 ? 1 : 0)',
-    };
-    return ints[op] ?? null;
-  }
-  if (dtype === 'bool') {
-    const bools: Partial<Record<UnaryOp, string>> = {
-      logical_not: '(unsigned char)(x == 0 ? 1 : 0)',
-      abs: 'x',
-      relu: 'x',
-      step: 'x',
-      sign: 'x',
-      square: 'x',
-    };
-    return bools[op] ?? null;
-  }
-  const one = lit(1, dtype);
-  const zero = lit(0, dtype);
-  const half = lit(0.5, dtype);
-  const c = lit(Math.sqrt(2 / Math.PI), dtype);
-  const k = lit(0.044715, dtype);
-  const sig = `(x >= ${zero} ? ${one} / (${one} + ${f(dtype, 'exp')}(-x)) : ${f(dtype, 'exp')}(x) / (${one} + ${f(dtype, 'exp')}(x)))`;
-  const exprs: Record<UnaryOp, string> = {
-    neg: '-x',
-    abs: `${f(dtype, 'fabs')}(x)`,
-    // Math.sign returns x itself for 0, -0 and NaN.
-    sign: `(x > ${zero} ? ${one} : (x < ${zero} ? -${one} : x))`,
-    exp: `${f(dtype, 'exp')}(x)`,
-    log: `${f(dtype, 'log')}(x)`,
-    sqrt: `${f(dtype, 'sqrt')}(x)`,
-    rsqrt: `${one} / ${f(dtype, 'sqrt')}(x)`,
-    tanh: `${f(dtype, 'tanh')}(x)`,
-    sigmoid: sig,
-    relu: `(x > ${zero} ? x : ${zero})`,
-    step: `(x > ${zero} ? ${one} : ${zero})`,
-    gelu: `${half} * x * (${one} + ${f(dtype, 'tanh')}(${c} * (x + ${k} * x * x * x)))`,
-    gelu_grad: `ar1_gelu_grad(x)`,
-    silu: `x * ${sig}`,
-    silu_grad: `ar1_silu_grad(x)`,
-    sin: `${f(dtype, 'sin')}(x)`,
-    cos: `${f(dtype, 'cos')}(x)`,
-    reciprocal: `${one} / x`,
-    square: 'x * x',
-    // NaN is falsy in JavaScript, so logical_not(NaN) is 1 on the CPU backend.
-    logical_not: `((x == ${zero} || x != x) ? ${one} : ${zero})`,
-  };
-  return exprs[op];
+/** Whether `op` has a kernel for two `dtype` views (bools: comparisons, maximum and minimum). */
+export function supportsBinary(op: BinaryOp, dtype: DType): boolean {
+  return dtype !== 'bool' || COMPARE.has(op) || op === 'maximum' || op === 'minimum';
 }
 
-/** Device functions the gelu/silu gradients need (a statement block is clearer than one expression). */
-export function unaryPrelude(op: UnaryOp, dtype: DType): string {
-  const T = C_TYPE[dtype];
-  const one = lit(1, dtype);
-  const half = lit(0.5, dtype);
-  const c = lit(Math.sqrt(2 / Math.PI), dtype);
-  const k = lit(0.044715, dtype);
-  if (op === 'gelu_grad')
-    return `__device__ __forceinline__ ${T} ar1_gelu_grad(${T} x) {
-  ${T} t = ${f(dtype, 'tanh')}(${c} * (x + ${k} * x * x * x));
-  return ${half} * (${one} + t) + ${half} * x * (${one} - t * t) * ${c} * (${one} + ${lit(3, dtype)} * ${k} * x * x);
-}`;
-  if (op === 'silu_grad')
-    return `__device__ __forceinline__ ${T} ar1_silu_grad(${T} x) {
-  ${T} s = x >= ${lit(0, dtype)} ? ${one} / (${one} + ${f(dtype, 'exp')}(-x)) : ${f(dtype, 'exp')}(x) / (${one} + ${f(dtype, 'exp')}(x));
-  return s * (${one} + x * (${one} - s));
-}`;
-  return '';
-}
-
-export function unaryKernel(op: UnaryOp, dtype: DType, rank: number, bits: IndexBits): KernelSource {
-  const c = computeType(dtype);
-  const expr = unaryExpr(op, c);
-  if (expr === null) throw new Error(`cuda unary: ${op} is not defined for ${dtype} (cast to a float first)`);
+/** A map kernel whose value is `f` (rendered from the kernel IR) of the inputs, stored as `out`. */
+function irKernel(
+  f: ScalarFunction,
+  name: string,
+  inputs: readonly MapOperand[],
+  out: DType,
+  rank: number,
+  bits: IndexBits,
+): KernelSource {
+  const fn = `ar1_op_${f.name}`;
+  const args = inputs.map((o) => `v_${o.name}`).join(', ');
   return mapKernel({
-    name: `ar1_unary_${op}_${dtype}_r${rank}_i${bits}`,
-    rank,
-    bits,
-    out: dtype,
-    inputs: [{ name: 'x', dtype }],
-    expr: `[&]() { ${C_TYPE[c]} x = v_x; return (${C_TYPE[c]})(${expr}); }()`,
-    prelude: unaryPrelude(op, c),
-  });
-}
-
-const COMPARE: Partial<Record<BinaryOp, string>> = {
-  eq: '==',
-  ne: '!=',
-  lt: '<',
-  le: '<=',
-  gt: '>',
-  ge: '>=',
-};
-
-export function binaryExpr(op: BinaryOp, dtype: DType): string | null {
-  const cmp = COMPARE[op];
-  if (cmp) return `(unsigned char)(a ${cmp} b ? 1 : 0)`;
-  // NaN wins a maximum/minimum when it is the first operand, as in the CPU backend.
-  if (op === 'maximum') return isFloatType(dtype) ? '((a >= b || a != a) ? a : b)' : '(a >= b ? a : b)';
-  if (op === 'minimum') return isFloatType(dtype) ? '((a <= b || a != a) ? a : b)' : '(a <= b ? a : b)';
-  if (dtype === 'int32') {
-    const ints: Partial<Record<BinaryOp, string>> = {
-      add: '(int)((unsigned int)a + (unsigned int)b)',
-      sub: '(int)((unsigned int)a - (unsigned int)b)',
-      mul: '(int)((unsigned int)a * (unsigned int)b)',
-      // The CPU's Int32Array store of a / b: truncated, 0 for a zero divisor, and -2^31 / -1 wraps.
-      div: '(b == 0 ? 0 : b == -1 ? (int)(0u - (unsigned int)a) : a / b)',
-      pow: 'ar1_ipow(a, b)',
-    };
-    return ints[op] ?? null;
-  }
-  if (dtype === 'bool') return null;
-  const nan = dtype === 'float32' ? 'ar1_nan_f()' : 'ar1_nan_d()';
-  const exprs: Partial<Record<BinaryOp, string>> = {
-    add: 'a + b',
-    sub: 'a - b',
-    mul: 'a * b',
-    div: 'a / b',
-    // JavaScript's ** gives NaN for a NaN exponent and for (±1) ** ±Infinity, where C's pow gives 1.
-    pow: `((b != b || (${f(dtype, 'fabs')}(a) == ${lit(1, dtype)} && ${f(dtype, 'fabs')}(b) == ${dtype === 'float32' ? 'ar1_inf_f()' : 'ar1_inf_d()'})) ? ${nan} : ${f(dtype, 'pow')}(a, b))`,
-  };
-  return exprs[op] ?? null;
-}
-
-export function binaryKernel(op: BinaryOp, dtype: DType, rank: number, bits: IndexBits): KernelSource {
-  const c = computeType(dtype);
-  const expr = binaryExpr(op, c);
-  if (expr === null) throw new Error(`cuda binary: ${op} is not defined for ${dtype} operands`);
-  const out: DType = COMPARE[op] ? 'bool' : dtype;
-  const result = C_TYPE[computeType(out)];
-  return mapKernel({
-    name: `ar1_binary_${op}_${dtype}_r${rank}_i${bits}`,
+    name,
     rank,
     bits,
     out,
-    inputs: [
-      { name: 'a', dtype },
-      { name: 'b', dtype },
-    ],
-    expr: `[&]() { ${C_TYPE[c]} a = v_a; ${C_TYPE[c]} b = v_b; return (${result})(${expr}); }()`,
+    inputs,
+    expr: `(${C_TYPE[computeType(out)]})${fn}(${args})`,
+    prelude: cFunction(f, cScalarOf(inputs[0].dtype), fn),
   });
+}
+
+export function unaryKernel(op: UnaryOp, dtype: DType, rank: number, bits: IndexBits): KernelSource {
+  if (!supportsUnary(op, dtype))
+    throw new Error(`cuda unary: ${op} is not defined for ${dtype} (cast to a float first)`);
+  const name = `ar1_unary_${op}_${dtype}_r${rank}_i${bits}`;
+  return irKernel(UNARY_FUNCTIONS[op], name, [{ name: 'x', dtype }], dtype, rank, bits);
+}
+
+export function binaryKernel(op: BinaryOp, dtype: DType, rank: number, bits: IndexBits): KernelSource {
+  if (!supportsBinary(op, dtype)) throw new Error(`cuda binary: ${op} is not defined for ${dtype} operands`);
+  const inputs = [
+    { name: 'a', dtype },
+    { name: 'b', dtype },
+  ];
+  const name = `ar1_binary_${op}_${dtype}_r${rank}_i${bits}`;
+  return irKernel(BINARY_FUNCTIONS[op], name, inputs, COMPARE.has(op) ? 'bool' : dtype, rank, bits);
 }
 
 export function whereKernel(dtype: DType, rank: number, bits: IndexBits): KernelSource {

@@ -4,13 +4,16 @@
  * - `bin_<op>_<kind>(ap, bp, op, rows, inner)` for op in add, sub, mul, div, rsub (b − a), rdiv (b / a):
  *   `a` and the output are dense [rows, inner]; `b` is dense too (kind `dense`), one row of `inner`
  *   repeated for every row (kind `row`: a bias along the last axis), or one value (kind `scalar`).
- * - `un_<op>(xp, op, n)` for exp, sigmoid, silu, silu_grad, gelu, gelu_grad (GELU in its tanh form, written
- *   as x·sigmoid(2u) so it has no cancellation for negative x).
+ * - `un_<op>(xp, op, n)` for exp, sigmoid, silu, silu_grad, gelu, gelu_grad.
+ *
+ * The ops' arithmetic is the kernel IR's (kernel-ir/elementwise.ts), rendered by kernel-ir/render-wasm.ts.
  * - `adamw(pp, gp, mp, vp, n, β1, β2, 1 − β1, 1 − β2, 1 − lr·wd, lr / c1, c2, eps)`: one AdamW step in
  *   place (c1, c2: the bias corrections 1 − βᵏ).
  */
+import { BINARY_FUNCTIONS, UNARY_FUNCTIONS } from '../../../kernel-ir/elementwise.js';
+import { emitScalarFunction, wasmRenderLocals } from '../../../kernel-ir/render-wasm.js';
 import { type Code, F32, I32, type ModuleBuilder, V128 } from '../builder.js';
-import { type ExpTemps, emitExp, expTemps, rowLoop } from './common.js';
+import { rowLoop } from './common.js';
 
 export const BINARY_KERNEL_OPS = ['add', 'sub', 'mul', 'div', 'rsub', 'rdiv'] as const;
 export type BinaryKernelOp = (typeof BINARY_KERNEL_OPS)[number];
@@ -22,28 +25,17 @@ export const UNARY_KERNEL_OPS = ['exp', 'sigmoid', 'silu', 'silu_grad', 'gelu', 
 export type UnaryKernelOp = (typeof UNARY_KERNEL_OPS)[number];
 export const unaryName = (op: UnaryKernelOp) => `un_${op}`;
 
-/** Emits the f32x4 op on the two v128 values on the stack. */
-function emitOp(c: Code, op: 'add' | 'sub' | 'mul' | 'div'): void {
-  if (op === 'add') c.f32x4Add();
-  else if (op === 'sub') c.f32x4Sub();
-  else if (op === 'mul') c.f32x4Mul();
-  else c.f32x4Div();
-}
-
 function emitBinary(c: Code, op: BinaryKernelOp, kind: BinaryKind): void {
   const [ap, bp, opp, rows, inner] = [0, 1, 2, 3, 4];
   const [p, nb, r] = [c.local(I32), c.local(I32), c.local(I32)];
   const [va, vb] = [c.local(V128), c.local(V128)];
   const reversed = op === 'rsub' || op === 'rdiv';
-  const base = (reversed ? op.slice(1) : op) as 'add' | 'sub' | 'mul' | 'div';
+  const f = BINARY_FUNCTIONS[(reversed ? op.slice(1) : op) as 'add' | 'sub' | 'mul' | 'div'];
+  const locals = wasmRenderLocals(c, f);
   c.localGet(inner).i32Const(2).i32Shl().localSet(nb);
   if (kind === 'scalar') c.localGet(bp).v128Load32Splat().localSet(vb);
-  const apply = () => {
-    // Operands in va (a) and vb (b); the result on the stack.
-    if (reversed) c.localGet(vb).localGet(va);
-    else c.localGet(va).localGet(vb);
-    emitOp(c, base);
-  };
+  // Operands in va (a) and vb (b); the result on the stack.
+  const apply = () => emitScalarFunction(c, f, reversed ? [vb, va] : [va, vb], locals);
   const lane = (vector: boolean) => () => {
     c.localGet(opp).localGet(p).i32Add();
     c.localGet(ap).localGet(p).i32Add();
@@ -71,76 +63,12 @@ function emitBinary(c: Code, op: BinaryKernelOp, kind: BinaryKind): void {
   c.end().end();
 }
 
-const GELU_C = Math.sqrt(2 / Math.PI);
-const GELU_K = 0.044715;
-
-interface UnaryTemps extends ExpTemps {
-  e: number;
-  s: number;
-}
-
-/** sigmoid(k·v) of the v128 in local `v`, into local `t.s` (via exp(−k·v); ±Infinity give 0 and 1). */
-function sigmoidOf(c: Code, v: number, k: number, t: UnaryTemps): void {
-  c.localGet(v).f32x4SplatConst(-k).f32x4Mul().localSet(t.e);
-  emitExp(c, t.e, t, true);
-  c.localSet(t.e);
-  c.f32x4SplatConst(1).f32x4SplatConst(1).localGet(t.e).f32x4Add().f32x4Div().localSet(t.s);
-}
-
-/** The unary op of the v128 in local `x`, left on the stack. */
-function emitUnaryOp(c: Code, op: UnaryKernelOp, x: number, t: UnaryTemps, u: number): void {
-  if (op === 'exp') {
-    emitExp(c, x, t, true);
-    return;
-  }
-  if (op === 'sigmoid' || op === 'silu' || op === 'silu_grad') {
-    sigmoidOf(c, x, 1, t);
-    if (op === 'sigmoid') c.localGet(t.s);
-    else if (op === 'silu') c.localGet(x).localGet(t.s).f32x4Mul();
-    // s·(1 + x·(1 − s))
-    else
-      c.localGet(t.s)
-        .f32x4SplatConst(1)
-        .localGet(x)
-        .f32x4SplatConst(1)
-        .localGet(t.s)
-        .f32x4Sub()
-        .f32x4Mul()
-        .f32x4Add()
-        .f32x4Mul();
-    return;
-  }
-  // u = C·(x + K·x³); s = sigmoid(2u) = (1 + tanh u) / 2.
-  c.localGet(x).localGet(x).f32x4Mul().localSet(u);
-  c.localGet(x).localGet(u).f32x4SplatConst(GELU_K).f32x4Mul().localGet(x).f32x4Mul().f32x4Add();
-  c.f32x4SplatConst(GELU_C).f32x4Mul().localSet(t.s);
-  sigmoidOf(c, t.s, 2, t);
-  if (op === 'gelu') {
-    c.localGet(x).localGet(t.s).f32x4Mul();
-    return;
-  }
-  // gelu'(x) = s + 2x·s·(1 − s)·C·(1 + 3K·x²), with u still holding x².
-  c.localGet(t.s);
-  c.localGet(x)
-    .f32x4SplatConst(2 * GELU_C)
-    .f32x4Mul()
-    .localGet(t.s)
-    .f32x4Mul();
-  c.f32x4SplatConst(1).localGet(t.s).f32x4Sub().f32x4Mul();
-  c.f32x4SplatConst(1)
-    .localGet(u)
-    .f32x4SplatConst(3 * GELU_K)
-    .f32x4Mul()
-    .f32x4Add()
-    .f32x4Mul();
-  c.f32x4Add();
-}
-
 function emitUnary(c: Code, op: UnaryKernelOp): void {
   const [xp, opp, n] = [0, 1, 2];
   const [p, nb] = [c.local(I32), c.local(I32)];
-  const [x, u] = [c.local(V128), c.local(V128)];
-  const t: UnaryTemps = { ...expTemps(c), e: c.local(V128), s: c.local(V128) };
+  const x = c.local(V128);
+  const f = UNARY_FUNCTIONS[op];
+  const locals = wasmRenderLocals(c, f);
   c.localGet(n).i32Const(2).i32Shl().localSet(nb);
   const lane = (vector: boolean) => () => {
     c.localGet(opp).localGet(p).i32Add();
@@ -148,7 +76,7 @@ function emitUnary(c: Code, op: UnaryKernelOp): void {
     if (vector) c.v128Load();
     else c.f32Load().f32x4Splat();
     c.localSet(x);
-    emitUnaryOp(c, op, x, t, u);
+    emitScalarFunction(c, f, [x], locals);
     if (vector) c.v128Store();
     else c.f32x4ExtractLane(0).f32Store();
   };

@@ -1,0 +1,146 @@
+/**
+ * Renders a scalar function as a CUDA C device function over float, double or int (bool views compute in
+ * int). Floats keep JavaScript's NaN and pow cases (nvcc compiles without fast math, so x != x tests NaN);
+ * ints wrap through unsigned arithmetic as an Int32Array store does (no signed-overflow UB), and a division
+ * by 0 gives 0. A number literal in an int function must be an integer. The helpers it calls (ar1_ipow,
+ * ar1_nan_*, ar1_inf_*) are in the kernels' common prelude.
+ */
+import type { DType } from '../dtype.js';
+import { type Expr, type Prim, type ScalarFunction, isBool } from './expr.js';
+
+export type CScalar = 'float32' | 'float64' | 'int32';
+
+const C_NAME: Record<CScalar, string> = { float32: 'float', float64: 'double', int32: 'int' };
+
+const COMPARE: Partial<Record<Prim, string>> = {
+  eq: '==',
+  ne: '!=',
+  lt: '<',
+  le: '<=',
+  gt: '>',
+  ge: '>=',
+  or: '||',
+};
+
+const MATH: Partial<Record<Prim, string>> = {
+  abs: 'fabs',
+  exp: 'exp',
+  log: 'log',
+  sqrt: 'sqrt',
+  tanh: 'tanh',
+  sin: 'sin',
+  cos: 'cos',
+};
+
+function literal(v: number, type: CScalar): string {
+  if (type === 'int32') {
+    if (!Number.isInteger(v)) throw new Error(`kernel IR: ${v} in an int C function`);
+    return `${v}`;
+  }
+  const f = type === 'float32' ? 'f' : 'd';
+  if (Number.isNaN(v)) return `ar1_nan_${f}()`;
+  if (!Number.isFinite(v)) return `${v < 0 ? '-' : ''}ar1_inf_${f}()`;
+  const s = String(Math.abs(v));
+  const text = `${/[.e]/.test(s) ? s : `${s}.0`}${type === 'float32' ? 'f' : ''}`;
+  return v < 0 || Object.is(v, -0) ? `(-${text})` : text;
+}
+
+const wrap = (op: string, a: string, b: string) => `(int)((unsigned int)${a} ${op} (unsigned int)${b})`;
+
+function intCall(prim: Prim, [a, b]: string[]): string | undefined {
+  switch (prim) {
+    case 'neg':
+      return `(int)(0u - (unsigned int)${a})`;
+    case 'abs':
+      return `(${a} < 0 ? (int)(0u - (unsigned int)${a}) : ${a})`;
+    case 'sign':
+      return `((${a} > 0) - (${a} < 0))`;
+    case 'add':
+      return wrap('+', a, b);
+    case 'sub':
+      return wrap('-', a, b);
+    case 'mul':
+      return wrap('*', a, b);
+    // Truncated, 0 for a zero divisor, and −2³¹ / −1 wraps.
+    case 'div':
+      return `(${b} == 0 ? 0 : ${b} == -1 ? (int)(0u - (unsigned int)${a}) : ${a} / ${b})`;
+    case 'pow':
+      return `ar1_ipow(${a}, ${b})`;
+    case 'isnan':
+      return 'false';
+    case 'truthy':
+      return `(${a} != 0)`;
+  }
+  return undefined;
+}
+
+function floatCall(prim: Prim, [a, b]: string[], type: CScalar): string | undefined {
+  const f = type === 'float32' ? 'f' : '';
+  const one = literal(1, type);
+  const zero = literal(0, type);
+  const math = MATH[prim];
+  if (math) return `${math}${f}(${a})`;
+  switch (prim) {
+    case 'neg':
+      return `(-${a})`;
+    // Math.sign returns x itself for 0, −0 and NaN.
+    case 'sign':
+      return `(${a} > ${zero} ? ${one} : (${a} < ${zero} ? -${one} : ${a}))`;
+    case 'add':
+      return `(${a} + ${b})`;
+    case 'sub':
+      return `(${a} - ${b})`;
+    case 'mul':
+      return `(${a} * ${b})`;
+    case 'div':
+      return `(${a} / ${b})`;
+    // JavaScript's ** gives NaN for a NaN exponent and for (±1) ** ±Infinity, where C's pow gives 1.
+    case 'pow': {
+      const inf = literal(Number.POSITIVE_INFINITY, type);
+      const nan = literal(Number.NaN, type);
+      return `((${b} != ${b} || (fabs${f}(${a}) == ${one} && fabs${f}(${b}) == ${inf})) ? ${nan} : pow${f}(${a}, ${b}))`;
+    }
+    case 'isnan':
+      return `(${a} != ${a})`;
+    case 'truthy':
+      return `(${a} != ${zero} && ${a} == ${a})`;
+  }
+  return undefined;
+}
+
+function cExpression(e: Expr, type: CScalar): string {
+  switch (e.kind) {
+    case 'arg':
+      return `a${e.index}`;
+    case 'let':
+      return `t${e.slot}`;
+    case 'const':
+      return literal(e.value, type);
+    case 'call': {
+      const args = e.args.map((a) => cExpression(a, type));
+      const compare = COMPARE[e.prim];
+      if (compare) return `(${args[0]} ${compare} ${args[1]})`;
+      if (e.prim === 'select') return `(${args[0]} ? ${args[1]} : ${args[2]})`;
+      const text = type === 'int32' ? intCall(e.prim, args) : floatCall(e.prim, args, type);
+      if (text === undefined) throw new Error(`kernel IR: no ${type} C form for '${e.prim}'`);
+      return text;
+    }
+  }
+}
+
+/** The C scalar type a view of `dtype` computes in (the half types in float, bools in int). */
+export function cScalarOf(dtype: DType): CScalar {
+  if (dtype === 'float64' || dtype === 'int32') return dtype;
+  return dtype === 'bool' ? 'int32' : 'float32';
+}
+
+/** `__device__ __forceinline__ T name(T a0, …) { T t0 = …; return …; }` (bool for a comparison). */
+export function cFunction(f: ScalarFunction, type: CScalar, name: string): string {
+  const T = C_NAME[type];
+  const params = Array.from({ length: f.arity }, (_, i) => `${T} a${i}`).join(', ');
+  const lets = f.lets
+    .map((e, i) => `${isBool(e, f.lets) ? 'bool' : T} t${i} = ${cExpression(e, type)};`)
+    .join(' ');
+  const result = isBool(f.result, f.lets) ? 'bool' : T;
+  return `__device__ __forceinline__ ${result} ${name}(${params}) { ${lets} return ${cExpression(f.result, type)}; }`;
+}

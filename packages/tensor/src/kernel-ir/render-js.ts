@@ -1,0 +1,187 @@
+/**
+ * Renders a scalar function as a JavaScript function on numbers: the CPU backend's reference arithmetic
+ * (float64, stored into the output's typed array by the caller). A bool result becomes 1 or 0.
+ */
+import { type Expr, type Prim, type ScalarFunction, isBool } from './expr.js';
+
+const INFIX: Partial<Record<Prim, string>> = {
+  add: '+',
+  sub: '-',
+  mul: '*',
+  div: '/',
+  pow: '**',
+  eq: '===',
+  ne: '!==',
+  lt: '<',
+  le: '<=',
+  gt: '>',
+  ge: '>=',
+  or: '||',
+};
+
+const MATH: Partial<Record<Prim, string>> = {
+  abs: 'Math.abs',
+  sign: 'Math.sign',
+  exp: 'Math.exp',
+  log: 'Math.log',
+  sqrt: 'Math.sqrt',
+  tanh: 'Math.tanh',
+  sin: 'Math.sin',
+  cos: 'Math.cos',
+};
+
+/** A constant as JavaScript source that reads back as the same double. */
+const literal = (v: number) =>
+  Object.is(v, -0) ? '-0' : Number.isFinite(v) ? String(v) : v > 0 ? 'Infinity' : v < 0 ? '-Infinity' : 'NaN';
+
+export function jsExpression(e: Expr): string {
+  switch (e.kind) {
+    case 'arg':
+      return `a${e.index}`;
+    case 'let':
+      return `t${e.slot}`;
+    case 'const':
+      return `(${literal(e.value)})`;
+    case 'call': {
+      const args = e.args.map(jsExpression);
+      const infix = INFIX[e.prim];
+      if (infix) return `(${args[0]} ${infix} ${args[1]})`;
+      const math = MATH[e.prim];
+      if (math) return `${math}(${args[0]})`;
+      if (e.prim === 'neg') return `(-${args[0]})`;
+      if (e.prim === 'isnan') return `Number.isNaN(${args[0]})`;
+      if (e.prim === 'truthy') return `(!!${args[0]})`;
+      if (e.prim === 'select') return `(${args[0]} ? ${args[1]} : ${args[2]})`;
+      throw new Error(`kernel IR: no JavaScript form for '${e.prim}'`);
+    }
+  }
+}
+
+/** The statements that compute the lets, and the value (1 or 0 for a bool), as source. */
+function body(f: ScalarFunction): { lets: string; value: string } {
+  const lets = f.lets.map((e, i) => `const t${i} = ${jsExpression(e)};`).join(' ');
+  const result = jsExpression(f.result);
+  return { lets, value: isBool(f.result, f.lets) ? `(${result} ? 1 : 0)` : result };
+}
+
+/** The function's source: `function name(a0, …) { const t0 = …; return …; }`. */
+export function jsSource(f: ScalarFunction): string {
+  const params = Array.from({ length: f.arity }, (_, i) => `a${i}`).join(', ');
+  const { lets, value } = body(f);
+  return `function ${f.name}(${params}) { ${lets} return ${value}; }`;
+}
+
+/**
+ * A loop applying f over n elements: argument k read from array x<k> at i<k>, stepping s<k>; results
+ * written to o from `at` on. Its signature: (x0, i0, s0, x1, i1, s1, …, o, at, n).
+ */
+export type RunLoop = (...args: (ArrayLike<number> | number)[]) => void;
+
+/** The loop's source: one loop per op, so each call site sees one function and inlines its arithmetic. */
+export function jsRunSource(f: ScalarFunction): string {
+  const k = Array.from({ length: f.arity }, (_, i) => i);
+  const params = [...k.map((i) => `x${i}, i${i}, s${i}`), 'o', 'at', 'n'].join(', ');
+  const steps = k.map((i) => `, i${i} += s${i}`).join('');
+  const reads = k.map((i) => `const a${i} = x${i}[i${i}];`).join(' ');
+  const dense = k.map((i) => `s${i} === 1`).join(' && ');
+  const denseReads = k.map((i) => `const a${i} = x${i}[i${i} + k];`).join(' ');
+  const { lets, value } = body(f);
+  // Unit steps get a loop of their own, indexed by k alone, which the engine compiles tighter.
+  return `function run_${f.name}(${params}) {
+  if (${dense}) { for (let k = 0; k < n; k++) { ${denseReads} ${lets} o[at + k] = ${value}; } return; }
+  for (let k = 0; k < n; k++${steps}) { ${reads} ${lets} o[at++] = ${value}; }
+}`;
+}
+
+/** Compiles source in strict mode (a sloppy function would box its `this` at every call); null if forbidden. */
+function compiled<T>(source: string): T | null {
+  try {
+    return new Function(`"use strict"; return ${source}`)() as T;
+  } catch (error) {
+    if (!(error instanceof EvalError)) throw error;
+    return null;
+  }
+}
+
+/**
+ * The function, compiled from its source; where a page's content security policy forbids compiling code,
+ * built from closures instead (the same operations in the same order, so the same results, slower).
+ */
+export function jsFunction(f: ScalarFunction): (...args: number[]) => number {
+  return compiled(jsSource(f)) ?? jsClosure(f);
+}
+
+/** The loop of `jsRunSource`, compiled, or around `jsClosure` where compiling is forbidden. */
+export function jsRun(f: ScalarFunction): RunLoop {
+  const loop = compiled<RunLoop>(jsRunSource(f));
+  if (loop) return loop;
+  const g = jsClosure(f);
+  const m = f.arity;
+  return (...args) => {
+    const [o, start, n] = args.slice(3 * m) as [number[], number, number];
+    const values = new Array<number>(m);
+    for (let k = 0; k < n; k++) {
+      for (let a = 0; a < m; a++) {
+        const [x, i, step] = args.slice(3 * a, 3 * a + 3) as [ArrayLike<number>, number, number];
+        values[a] = x[i + k * step];
+      }
+      o[start + k] = g(...values);
+    }
+  };
+}
+
+type Evaluate = (args: readonly number[], lets: number[]) => number;
+
+const OPS: Record<Prim, (...v: number[]) => number> = {
+  neg: (x) => -x,
+  abs: Math.abs,
+  sign: Math.sign,
+  exp: Math.exp,
+  log: Math.log,
+  sqrt: Math.sqrt,
+  tanh: Math.tanh,
+  sin: Math.sin,
+  cos: Math.cos,
+  add: (a, b) => a + b,
+  sub: (a, b) => a - b,
+  mul: (a, b) => a * b,
+  div: (a, b) => a / b,
+  pow: (a, b) => a ** b,
+  select: (c, a, b) => (c ? a : b),
+  eq: (a, b) => (a === b ? 1 : 0),
+  ne: (a, b) => (a !== b ? 1 : 0),
+  lt: (a, b) => (a < b ? 1 : 0),
+  le: (a, b) => (a <= b ? 1 : 0),
+  gt: (a, b) => (a > b ? 1 : 0),
+  ge: (a, b) => (a >= b ? 1 : 0),
+  isnan: (x) => (Number.isNaN(x) ? 1 : 0),
+  truthy: (x) => (x ? 1 : 0),
+  or: (a, b) => (a || b ? 1 : 0),
+};
+
+function closureOf(e: Expr): Evaluate {
+  switch (e.kind) {
+    case 'arg':
+      return (args) => args[e.index];
+    case 'let':
+      return (_, lets) => lets[e.slot];
+    case 'const':
+      return () => e.value;
+    case 'call': {
+      const op = OPS[e.prim];
+      const args = e.args.map(closureOf);
+      return (a, l) => op(...args.map((g) => g(a, l)));
+    }
+  }
+}
+
+/** The function as closures over the IR (no code compiled at run time). */
+export function jsClosure(f: ScalarFunction): (...args: number[]) => number {
+  const lets = f.lets.map(closureOf);
+  const result = closureOf(f.result);
+  return (...args: number[]) => {
+    const values: number[] = [];
+    for (const g of lets) values.push(g(args, values));
+    return result(args, values);
+  };
+}

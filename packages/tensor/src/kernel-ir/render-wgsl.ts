@@ -1,0 +1,125 @@
+/**
+ * Renders a scalar function as a WGSL function, in f32 or in i32. In f32, NaN is tested on the bits (a
+ * shader compiler may assume x == x), tanh goes through exp(−2|x|) (never overflows) and pow follows
+ * JavaScript's ** case by case; in i32, arithmetic wraps as an Int32Array store does, and a division by 0
+ * gives 0. A number literal in an i32 function must be an integer.
+ */
+import { INF, IS_NAN } from '../backend/webgpu/wgsl.js';
+import { type Expr, type Prim, type ScalarFunction, isBool } from './expr.js';
+
+export type WgslScalar = 'f32' | 'i32';
+
+/** The helpers the rendered functions call, once per shader. */
+export const WGSL_PRELUDE: Record<WgslScalar, string> = {
+  f32: /* wgsl */ `
+${IS_NAN}
+${INF}
+fn tanh_s(x: f32) -> f32 {
+  if (abs(x) < 0.5) { return tanh(x); }
+  let t = exp(-2.0 * abs(x));
+  return sign(x) * (1.0 - t) / (1.0 + t);
+}
+// Math.sign: x itself for 0, −0 and NaN (WGSL's sign gives 0 for NaN).
+fn sign_s(x: f32) -> f32 { return select(select(x, -1.0, x < 0.0), 1.0, x > 0.0); }
+fn pow_s(a: f32, b: f32) -> f32 {
+  if (b == 0.0) { return 1.0; }
+  if (is_nan(a) || is_nan(b)) { return nan_f(); }
+  let m = exp2(b * log2(abs(a)));
+  if (a >= 0.0) { return m; }
+  if (floor(b) != b) { return nan_f(); }
+  // A negative base to an integer power: odd powers keep the sign.
+  return select(m, -m, abs(b) < 16777216.0 && (i32(abs(b)) & 1) == 1);
+}
+`,
+  i32: /* wgsl */ `
+fn div_i(a: i32, b: i32) -> i32 { if (b == 0) { return 0; } return a / b; }
+// JS a ** b truncated into an Int32Array: exact for results in range; negative powers give 0 unless |a| is 1.
+fn pow_i(a: i32, b: i32) -> i32 {
+  if (b < 0) {
+    if (a == 1) { return 1; }
+    if (a == -1) { return select(1, -1, (b & 1) != 0); }
+    return 0;
+  }
+  var r = 1; var base = a; var e = b;
+  loop { if (e == 0) { break; } if ((e & 1) != 0) { r = r * base; } base = base * base; e = e >> 1u; }
+  return r;
+}
+`,
+};
+
+const INFIX: Partial<Record<Prim, string>> = {
+  add: '+',
+  sub: '-',
+  mul: '*',
+  eq: '==',
+  ne: '!=',
+  lt: '<',
+  le: '<=',
+  gt: '>',
+  ge: '>=',
+  or: '||',
+};
+
+const FLOAT_CALLS: Partial<Record<Prim, string>> = {
+  abs: 'abs',
+  sign: 'sign_s',
+  exp: 'exp',
+  log: 'log',
+  sqrt: 'sqrt',
+  tanh: 'tanh_s',
+  sin: 'sin',
+  cos: 'cos',
+  pow: 'pow_s',
+};
+
+const INT_CALLS: Partial<Record<Prim, string>> = { abs: 'abs', sign: 'sign', div: 'div_i', pow: 'pow_i' };
+
+function literal(v: number, type: WgslScalar): string {
+  if (type === 'i32') {
+    if (!Number.isInteger(v)) throw new Error(`kernel IR: ${v} in an i32 WGSL function`);
+    return `${v}i`;
+  }
+  if (Number.isNaN(v)) return 'nan_f()';
+  if (!Number.isFinite(v)) return v > 0 ? 'pos_inf()' : 'neg_inf()';
+  const s = String(Math.abs(v));
+  const text = /[.e]/.test(s) ? s : `${s}.0`;
+  return v < 0 || Object.is(v, -0) ? `(-${text})` : text;
+}
+
+function wgslExpression(e: Expr, type: WgslScalar): string {
+  switch (e.kind) {
+    case 'arg':
+      return `a${e.index}`;
+    case 'let':
+      return `t${e.slot}`;
+    case 'const':
+      return literal(e.value, type);
+    case 'call': {
+      const args = e.args.map((a) => wgslExpression(a, type));
+      const infix = INFIX[e.prim];
+      if (infix) return `(${args[0]} ${infix} ${args[1]})`;
+      if (e.prim === 'div' && type === 'f32') return `(${args[0]} / ${args[1]})`;
+      const fn = (type === 'f32' ? FLOAT_CALLS : INT_CALLS)[e.prim];
+      if (fn) return `${fn}(${args.join(', ')})`;
+      switch (e.prim) {
+        case 'neg':
+          return `(-${args[0]})`;
+        case 'select':
+          return `select(${args[2]}, ${args[1]}, ${args[0]})`;
+        case 'isnan':
+          return type === 'f32' ? `is_nan(${args[0]})` : 'false';
+        case 'truthy':
+          return type === 'f32' ? `(${args[0]} != 0.0 && !is_nan(${args[0]}))` : `(${args[0]} != 0i)`;
+      }
+      throw new Error(`kernel IR: no ${type} WGSL form for '${e.prim}'`);
+    }
+  }
+}
+
+/** `fn <name>(a0: T, …) -> T { let t0 = …; return …; }` (-> bool for a comparison). */
+export function wgslFunction(f: ScalarFunction, type: WgslScalar, name: string): string {
+  const params = Array.from({ length: f.arity }, (_, i) => `a${i}: ${type}`).join(', ');
+  const lets = f.lets.map((e, i) => `let t${i} = ${wgslExpression(e, type)};`).join(' ');
+  const result = isBool(f.result, f.lets) ? 'bool' : type;
+  return `fn ${name}(${params}) -> ${result} { ${lets} return ${wgslExpression(f.result, type)}; }`;
+}

@@ -1,0 +1,162 @@
+/**
+ * The kernel IR (src/kernel-ir): the CPU's JavaScript rendering keeps the reference arithmetic of the ops
+ * whose formula did not change (to the bit, specials included) and is within a few ulps of the old
+ * formulas of those that did; compiled and closure renderings agree to the bit; every renderer renders
+ * every op it claims, and refuses what it cannot. Each backend's kernels are checked against the CPU's by
+ * the cross-backend suite (WebGPU, the CUDA emulator) and wasm-kernels.test.ts.
+ */
+import { describe, expect, test } from 'vitest';
+import { BINARY_OPS, UNARY_OPS } from '../src/backend/backend.js';
+import { BINARY, UNARY } from '../src/backend/cpu/elementwise.js';
+import { BINARY_FUNCTIONS, INTEGER_UNARY_OPS, UNARY_FUNCTIONS } from '../src/kernel-ir/elementwise.js';
+import { abs, add, div, scalarFunction, sub } from '../src/kernel-ir/expr.js';
+import { cFunction } from '../src/kernel-ir/render-c.js';
+import { jsClosure, jsFunction, jsSource } from '../src/kernel-ir/render-js.js';
+import { wasmRenders } from '../src/kernel-ir/render-wasm.js';
+import { wgslFunction } from '../src/kernel-ir/render-wgsl.js';
+
+const SPECIALS = [0, -0, 5e-324, -5e-324, 1e-300, 1e300, -1e300, Infinity, -Infinity, Number.NaN];
+const grid = (from: number, to: number, step: number) =>
+  Array.from({ length: Math.round((to - from) / step) + 1 }, (_, i) => from + i * step);
+const VALUES = [...grid(-30, 30, 0.0137), ...SPECIALS];
+
+const same = (a: number, b: number) => Object.is(a, b) || (Number.isNaN(a) && Number.isNaN(b));
+
+/** The CPU backend's hand-written definitions before the IR, for the ops whose formula the IR kept. */
+const KEPT: Partial<Record<string, (...x: number[]) => number>> = {
+  neg: (x) => -x,
+  abs: Math.abs,
+  sign: Math.sign,
+  exp: Math.exp,
+  log: Math.log,
+  sqrt: Math.sqrt,
+  rsqrt: (x) => 1 / Math.sqrt(x),
+  tanh: Math.tanh,
+  // biome-ignore lint/complexity/useMathMinMax: Math.max(NaN, 0) is NaN; the reference's relu(NaN) is 0.
+  relu: (x) => (x > 0 ? x : 0),
+  step: (x) => (x > 0 ? 1 : 0),
+  sin: Math.sin,
+  cos: Math.cos,
+  reciprocal: (x) => 1 / x,
+  square: (x) => x * x,
+  logical_not: (x) => (x ? 0 : 1),
+  add: (a, b) => a + b,
+  sub: (a, b) => a - b,
+  mul: (a, b) => a * b,
+  div: (a, b) => a / b,
+  pow: (a, b) => a ** b,
+  maximum: (a, b) => (a >= b || Number.isNaN(a) ? a : b),
+  minimum: (a, b) => (a <= b || Number.isNaN(a) ? a : b),
+  eq: (a, b) => (a === b ? 1 : 0),
+  ne: (a, b) => (a !== b ? 1 : 0),
+  lt: (a, b) => (a < b ? 1 : 0),
+  le: (a, b) => (a <= b ? 1 : 0),
+  gt: (a, b) => (a > b ? 1 : 0),
+  ge: (a, b) => (a >= b ? 1 : 0),
+};
+
+/** The old forms of the five the IR writes as x·σ: sign-split sigmoid, GELU through tanh. */
+const C = Math.sqrt(2 / Math.PI);
+const oldSigmoid = (x: number) => (x >= 0 ? 1 / (1 + Math.exp(-x)) : Math.exp(x) / (1 + Math.exp(x)));
+const REFORMULATED: Record<string, (x: number) => number> = {
+  sigmoid: oldSigmoid,
+  silu: (x) => x * oldSigmoid(x),
+  silu_grad: (x) => oldSigmoid(x) * (1 + x * (1 - oldSigmoid(x))),
+  gelu: (x) => 0.5 * x * (1 + Math.tanh(C * (x + 0.044715 * x * x * x))),
+  gelu_grad: (x) => {
+    const t = Math.tanh(C * (x + 0.044715 * x * x * x));
+    return 0.5 * (1 + t) + 0.5 * x * (1 - t * t) * C * (1 + 3 * 0.044715 * x * x);
+  },
+};
+
+describe('kernel IR', () => {
+  test('the CPU rendering keeps the reference arithmetic of every op whose formula it kept, to the bit', () => {
+    const pairs = [-3, -1, -0.5, 0, 0.5, 2, 3.5, ...SPECIALS];
+    const differ: string[] = [];
+    for (const [op, reference] of Object.entries(KEPT)) {
+      const unary = op in UNARY;
+      const rendered = unary ? UNARY[op as 'neg'] : BINARY[op as 'add'];
+      for (const a of VALUES)
+        for (const b of unary ? [0] : pairs)
+          if (!same(rendered(a, b), reference!(a, b))) differ.push(`${op}(${a}, ${b})`);
+    }
+    expect(differ).toEqual([]);
+    expect(Object.keys(KEPT).length + Object.keys(REFORMULATED).length).toBe(
+      UNARY_OPS.length + BINARY_OPS.length,
+    );
+  });
+
+  test('sigmoid, SiLU and GELU with their gradients: within 1e-12 (relative) of the old forms, and right where those cancel', () => {
+    for (const [op, old] of Object.entries(REFORMULATED)) {
+      const f = UNARY[op as 'gelu'];
+      for (const x of grid(-20, 20, 0.0137)) {
+        const err = Math.abs(f(x) - old(x));
+        expect(err, `${op}(${x})`).toBeLessThanOrEqual(1e-12 * Math.abs(old(x)) + 1e-14);
+      }
+      expect(same(f(Number.NaN), Number.NaN)).toBe(true);
+    }
+    // The limits, without overflow to NaN.
+    expect(UNARY.sigmoid(-800)).toBe(0);
+    expect(UNARY.sigmoid(800)).toBe(1);
+    expect(UNARY.silu(-800)).toBe(-0);
+    expect(UNARY.gelu(800)).toBe(800);
+    // Below x ≈ −7.2, tanh u rounds to −1 and x·(1 + tanh u)/2 to −0; x·σ(2u) keeps GELU's tiny negative value.
+    for (const x of grid(-10, -7.5, 0.25)) {
+      expect(REFORMULATED.gelu(x), `old gelu(${x})`).toBe(-0);
+      expect(UNARY.gelu(x), `gelu(${x})`).toBeLessThan(0);
+    }
+  });
+
+  test('compiled and closure renderings agree to the bit', () => {
+    for (const f of [...Object.values(UNARY_FUNCTIONS), ...Object.values(BINARY_FUNCTIONS)]) {
+      const compiled = jsFunction(f);
+      const closure = jsClosure(f);
+      for (const a of VALUES.filter((_, i) => i % 7 === 0 || i >= VALUES.length - SPECIALS.length))
+        for (const b of f.arity === 2 ? [-2, 0, 0.5, 3, Number.NaN] : [0])
+          expect(same(compiled(a, b), closure(a, b)), `${f.name}(${a}, ${b}): ${jsSource(f)}`).toBe(true);
+    }
+  });
+
+  test('every renderer renders what it claims and refuses what it cannot', () => {
+    for (const f of [...Object.values(UNARY_FUNCTIONS), ...Object.values(BINARY_FUNCTIONS)]) {
+      for (const type of ['float32', 'float64'] as const)
+        expect(cFunction(f, type, 'f')).toMatch(/^__device__/);
+      expect(wgslFunction(f, 'f32', 'f')).toMatch(/^fn f\(a0: f32/);
+    }
+    const integer = [
+      ...INTEGER_UNARY_OPS.map((op) => UNARY_FUNCTIONS[op]),
+      ...Object.values(BINARY_FUNCTIONS),
+    ];
+    for (const f of integer) {
+      expect(cFunction(f, 'int32', 'f')).toMatch(/^__device__ __forceinline__ (int|bool) f\(int a0/);
+      expect(wgslFunction(f, 'i32', 'f')).toMatch(/^fn f\(a0: i32/);
+    }
+    // A fraction has no integer form.
+    expect(() => cFunction(UNARY_FUNCTIONS.gelu, 'int32', 'f')).toThrow(/0\.044715 in an int/);
+    expect(() => wgslFunction(UNARY_FUNCTIONS.sigmoid, 'i32', 'f')).toThrow(/no i32 WGSL form for 'exp'/);
+    // The wasm kernels: the ones they compile render; log, tanh, sin, cos, pow and sign do not.
+    for (const op of ['exp', 'sigmoid', 'silu', 'silu_grad', 'gelu', 'gelu_grad'] as const)
+      expect(wasmRenders(UNARY_FUNCTIONS[op])).toBe(true);
+    for (const op of ['add', 'sub', 'mul', 'div', 'maximum', 'lt'] as const)
+      expect(wasmRenders(BINARY_FUNCTIONS[op])).toBe(true);
+    for (const op of ['log', 'tanh', 'sin', 'cos', 'sign'] as const)
+      expect(wasmRenders(UNARY_FUNCTIONS[op])).toBe(false);
+    expect(wasmRenders(BINARY_FUNCTIONS.pow)).toBe(false);
+  });
+
+  test('a new op is one definition, rendered for every target', () => {
+    const softsign = scalarFunction('softsign', 1, (bind, x) => div(x, add(1, bind(abs(x)))));
+    const f = jsFunction(softsign);
+    for (const x of [-3, -0.5, 0, 2]) expect(f(x)).toBe(x / (1 + Math.abs(x)));
+    expect(wgslFunction(softsign, 'f32', 'softsign')).toBe(
+      'fn softsign(a0: f32) -> f32 { let t0 = abs(a0); return (a0 / (1.0 + t0)); }',
+    );
+    expect(cFunction(softsign, 'float32', 'softsign')).toBe(
+      '__device__ __forceinline__ float softsign(float a0) { float t0 = fabsf(a0); return (a0 / (1.0f + t0)); }',
+    );
+    expect(wasmRenders(softsign)).toBe(true);
+    expect(jsSource(scalarFunction('d', 2, (_, a, b) => sub(a, b)))).toBe(
+      'function d(a0, a1) {  return (a0 - a1); }',
+    );
+  });
+});
