@@ -1,0 +1,56 @@
+/**
+ * The CPU backend's elementwise kernels: each op over 2^20 float32 elements (unary, and binary with a second
+ * operand of the same shape) into a preallocated output, on the TypeScript kernels and then with the wasm
+ * kernels on (one thread), as median milliseconds per call. Ops without a wasm kernel run the TypeScript kernel in both columns. To
+ * compare two trees, run it in a checkout of each, in turn. Run from benchmarks/:
+ *
+ *   npx tsx --conditions=@agent-r1/source src/elementwise.ts [--reps 15]
+ */
+import * as T from '@agent-r1/tensor';
+
+const N = 1 << 20;
+const reps = Number(process.argv[process.argv.indexOf('--reps') + 1] ?? 0) || 15;
+
+/**
+ * The cases over fresh operands and preallocated outputs (the kernels themselves: an op's allocation of its
+ * output is not timed). Made after the wasm kernels are enabled, the tensors live in the wasm memory.
+ */
+function cases(): [string, () => void][] {
+  const x = T.randn([N], { generator: new T.Generator(1) });
+  const y = T.randn([N], { generator: new T.Generator(2) });
+  const out = T.zeros([N]);
+  const flags = T.zeros([N], { dtype: 'bool' });
+  const kernels = T.getBackend('cpu').kernels;
+  const unary = (op: T.UnaryOp): [string, () => void] => [op, () => kernels.unary(op, x, out)];
+  const binary = (op: T.BinaryOp): [string, () => void] => [
+    op,
+    () => kernels.binary(op, x, y, op === 'gt' ? flags : out),
+  ];
+  return [
+    ...(['exp', 'tanh', 'sigmoid', 'silu', 'gelu', 'neg', 'square'] as const).map(unary),
+    ...(['add', 'mul', 'maximum', 'gt'] as const).map(binary),
+  ];
+}
+
+/** Median ms of `reps` calls after ten warm-up calls (so that the engine has optimised the loops). */
+function median(once: () => void): number {
+  for (let i = 0; i < 10; i++) once();
+  const times: number[] = [];
+  for (let i = 0; i < reps; i++) {
+    const t0 = performance.now();
+    once();
+    times.push(performance.now() - t0);
+  }
+  times.sort((a, b) => a - b);
+  return times[Math.floor(reps / 2)];
+}
+
+const names = cases().map(([name]) => name);
+const ts = cases().map(([, f]) => median(f));
+T.enableWasmKernels({ threads: 1 });
+const wasm = cases().map(([, f]) => median(f));
+
+console.log(`elementwise ops over ${N} float32 elements, median ms per call (${reps} calls)\n`);
+console.log('| op | TypeScript kernels | wasm kernels on |\n|---|---:|---:|');
+for (const [i, name] of names.entries())
+  console.log(`| ${name} | ${ts[i].toFixed(2)} | ${wasm[i].toFixed(2)} |`);
