@@ -6,7 +6,14 @@
  * the cross-backend suite (WebGPU, the CUDA emulator) and wasm-kernels.test.ts.
  */
 import { describe, expect, test } from 'vitest';
-import { BINARY_OPS, type BinaryOp, UNARY_OPS, type UnaryOp } from '../src/backend/backend.js';
+import {
+  BINARY_OPS,
+  type BinaryOp,
+  REDUCE_OPS,
+  type ReduceOp,
+  UNARY_OPS,
+  type UnaryOp,
+} from '../src/backend/backend.js';
 import { getBackend, tensor } from '../src/index.js';
 import { BINARY_FUNCTIONS, INTEGER_UNARY_OPS, UNARY_FUNCTIONS } from '../src/kernel-ir/elementwise.js';
 import { abs, add, div, scalarFunction, sub } from '../src/kernel-ir/expr.js';
@@ -139,6 +146,37 @@ describe('kernel IR', () => {
       expect(REFORMULATED.gelu(x), `old gelu(${x})`).toBe(-0);
       expect(gelu[i], `gelu(${x})`).toBeLessThan(0);
     });
+  });
+
+  test('the CPU reductions keep their reference answers, NaN, infinities, signed zeros and ties included', () => {
+    // The reductions as the CPU backend wrote them before the IR: from the first value, NaN returned at once.
+    const reference: Record<ReduceOp, (v: number[]) => number> = {
+      sum: (v) => v.reduce((acc, x) => acc + x, 0),
+      prod: (v) => v.reduce((acc, x) => acc * x, 1),
+      // biome-ignore lint/complexity/useMathMinMax: Math.max(-0, 0) is 0; the reference keeps the first zero.
+      max: (v) => v.find((x) => Number.isNaN(x)) ?? v.reduce((best, x) => (x > best ? x : best)),
+      // biome-ignore lint/complexity/useMathMinMax: as for max.
+      min: (v) => v.find((x) => Number.isNaN(x)) ?? v.reduce((best, x) => (x < best ? x : best)),
+      argmax: (v) => v.reduce((at, x, j) => (x > v[at] ? j : at), 0),
+      argmin: (v) => v.reduce((at, x, j) => (x < v[at] ? j : at), 0),
+    };
+    const pool = [0, -0, 1, -1, 2.5, Infinity, -Infinity, Number.NaN, 1e-300, -7];
+    let seed = 7;
+    const next = () => {
+      seed = (seed * 1103515245 + 12345) % 2147483648;
+      return pool[seed % pool.length];
+    };
+    const rows = Array.from({ length: 400 }, (_, r) => Array.from({ length: 1 + (r % 9) }, next));
+    const differ: string[] = [];
+    for (const op of REDUCE_OPS)
+      for (const row of rows) {
+        const x = tensor(Float64Array.from(row), { dtype: 'float64', shape: [1, row.length] });
+        const out = tensor(new Float64Array(1), { dtype: 'float64' });
+        getBackend('cpu').kernels.reduce(op, x.transpose(0, 1), [0], out.reshape([1]));
+        const got = out.dataSync()[0];
+        if (!same(got, reference[op](row))) differ.push(`${op}([${row}]) = ${got}`);
+      }
+    expect(differ).toEqual([]);
   });
 
   test('compiled and closure renderings agree to the bit', () => {

@@ -69,7 +69,8 @@ export const BINARY_OPS = [
 export type BinaryOp = (typeof BINARY_OPS)[number];
 export type CompareOp = 'eq' | 'ne' | 'lt' | 'le' | 'gt' | 'ge';
 
-export type ReduceOp = 'sum' | 'prod' | 'max' | 'min' | 'argmax' | 'argmin';
+export const REDUCE_OPS = ['sum', 'prod', 'max', 'min', 'argmax', 'argmin'] as const;
+export type ReduceOp = (typeof REDUCE_OPS)[number];
 
 export type RandomDistribution = 'uniform' | 'normal' | 'randint';
 

@@ -32,8 +32,11 @@ const MATH: Partial<Record<Prim, string>> = {
   cos: 'cos',
 };
 
-function literal(v: number, type: CScalar): string {
+/** A constant in `type`; in int, ±Infinity stands for the type's extremes (a reduction's identity). */
+export function cLiteral(v: number, type: CScalar): string {
   if (type === 'int32') {
+    if (v === Number.POSITIVE_INFINITY) return '2147483647';
+    if (v === Number.NEGATIVE_INFINITY) return '(-2147483647 - 1)';
     if (!Number.isInteger(v)) throw new Error(`kernel IR: ${v} in an int C function`);
     return `${v}`;
   }
@@ -76,8 +79,8 @@ function intCall(prim: Prim, [a, b]: string[]): string | undefined {
 
 function floatCall(prim: Prim, [a, b]: string[], type: CScalar): string | undefined {
   const f = type === 'float32' ? 'f' : '';
-  const one = literal(1, type);
-  const zero = literal(0, type);
+  const one = cLiteral(1, type);
+  const zero = cLiteral(0, type);
   const math = MATH[prim];
   if (math) return `${math}${f}(${a})`;
   switch (prim) {
@@ -96,8 +99,8 @@ function floatCall(prim: Prim, [a, b]: string[], type: CScalar): string | undefi
       return `(${a} / ${b})`;
     // JavaScript's ** gives NaN for a NaN exponent and for (±1) ** ±Infinity, where C's pow gives 1.
     case 'pow': {
-      const inf = literal(Number.POSITIVE_INFINITY, type);
-      const nan = literal(Number.NaN, type);
+      const inf = cLiteral(Number.POSITIVE_INFINITY, type);
+      const nan = cLiteral(Number.NaN, type);
       return `((${b} != ${b} || (fabs${f}(${a}) == ${one} && fabs${f}(${b}) == ${inf})) ? ${nan} : pow${f}(${a}, ${b}))`;
     }
     case 'isnan':
@@ -115,7 +118,7 @@ function cExpression(e: Expr, type: CScalar): string {
     case 'let':
       return `t${e.slot}`;
     case 'const':
-      return literal(e.value, type);
+      return cLiteral(e.value, type);
     case 'call': {
       const args = e.args.map((a) => cExpression(a, type));
       const compare = COMPARE[e.prim];

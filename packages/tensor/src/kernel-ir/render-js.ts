@@ -130,6 +130,65 @@ export function jsRun(f: ScalarFunction): RunLoop {
   };
 }
 
+/** A reduction loop over xs[base + inner[j]], j < m: the accumulated value, or the arg's index. */
+export type ReduceLoop = (xs: ArrayLike<number>, base: number, inner: Int32Array, m: number) => number;
+
+/** The loop of a value reduction: the combine of every value, from the identity. */
+export function jsReduceSource(f: ScalarFunction, identity: number): string {
+  const { lets, value } = body(f);
+  return `function reduce_${f.name}(xs, base, inner, m) {
+  let acc = ${literal(identity)};
+  for (let j = 0; j < m; j++) { const a0 = acc; const a1 = xs[base + inner[j]]; ${lets} acc = ${value}; }
+  return acc;
+}`;
+}
+
+/**
+ * The loop of an arg reduction, `better` (a, b) → b beats a: from the first value, each later one that
+ * beats the best so far takes its place, so the first of equal values wins and a NaN (never better, and
+ * never beaten) is chosen only when it comes first.
+ */
+export function jsArgReduceSource(better: ScalarFunction): string {
+  const { lets, value } = body(better);
+  return `function reduce_${better.name}(xs, base, inner, m) {
+  let best = xs[base + inner[0]];
+  let at = 0;
+  for (let j = 1; j < m; j++) { const a0 = best; const a1 = xs[base + inner[j]]; ${lets} if (${value}) { best = a1; at = j; } }
+  return at;
+}`;
+}
+
+/** `jsReduceSource`'s loop, compiled, or the same loop around `jsClosure` where compiling is forbidden. */
+export function jsReduce(f: ScalarFunction, identity: number): ReduceLoop {
+  const loop = compiled<ReduceLoop>(jsReduceSource(f, identity));
+  if (loop) return loop;
+  const combine = jsClosure(f);
+  return (xs, base, inner, m) => {
+    let acc = identity;
+    for (let j = 0; j < m; j++) acc = combine(acc, xs[base + inner[j]]);
+    return acc;
+  };
+}
+
+/** `jsArgReduceSource`'s loop, compiled, or around `jsClosure` where compiling is forbidden. */
+export function jsArgReduce(better: ScalarFunction): ReduceLoop {
+  const loop = compiled<ReduceLoop>(jsArgReduceSource(better));
+  if (loop) return loop;
+  const beats = jsClosure(better);
+  return (xs, base, inner, m) => {
+    let best = xs[base + inner[0]];
+    let at = 0;
+    for (let j = 1; j < m; j++) {
+      const v = xs[base + inner[j]];
+      if (beats(best, v)) {
+        best = v;
+        at = j;
+      }
+    }
+    return at;
+  };
+}
+
 type Evaluate = (args: readonly number[], lets: number[]) => number;
 
 const OPS: Record<Prim, (...v: number[]) => number> = {

@@ -74,8 +74,11 @@ const FLOAT_CALLS: Partial<Record<Prim, string>> = {
 
 const INT_CALLS: Partial<Record<Prim, string>> = { abs: 'abs', sign: 'sign', div: 'div_i', pow: 'pow_i' };
 
-function literal(v: number, type: WgslScalar): string {
+/** A constant in `type`; in i32, ±Infinity stands for the type's extremes (a reduction's identity). */
+export function wgslLiteral(v: number, type: WgslScalar): string {
   if (type === 'i32') {
+    if (v === Number.POSITIVE_INFINITY) return '2147483647i';
+    if (v === Number.NEGATIVE_INFINITY) return 'i32(-2147483647 - 1)';
     if (!Number.isInteger(v)) throw new Error(`kernel IR: ${v} in an i32 WGSL function`);
     return `${v}i`;
   }
@@ -93,7 +96,7 @@ function wgslExpression(e: Expr, type: WgslScalar): string {
     case 'let':
       return `t${e.slot}`;
     case 'const':
-      return literal(e.value, type);
+      return wgslLiteral(e.value, type);
     case 'call': {
       const args = e.args.map((a) => wgslExpression(a, type));
       const infix = INFIX[e.prim];

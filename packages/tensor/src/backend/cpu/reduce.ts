@@ -1,7 +1,19 @@
+import { ARG_REDUCTIONS, VALUE_REDUCTIONS, isArgReduction } from '../../kernel-ir/reduce.js';
+import { type ReduceLoop, jsArgReduce, jsReduce } from '../../kernel-ir/render-js.js';
 import { sizeOf } from '../../shape.js';
-import type { ReduceOp, View } from '../backend.js';
+import { REDUCE_OPS, type ReduceOp, type View } from '../backend.js';
 import { dataOf } from './storage.js';
 import { elementOffsets } from './strided.js';
+
+/** Each reduction's loop, rendered from the kernel IR (kernel-ir/reduce.ts). */
+const LOOPS = Object.fromEntries(
+  REDUCE_OPS.map((op) => [
+    op,
+    isArgReduction(op)
+      ? jsArgReduce(ARG_REDUCTIONS[op].better)
+      : jsReduce(VALUE_REDUCTIONS[op].combine, VALUE_REDUCTIONS[op].identity),
+  ]),
+) as Record<ReduceOp, ReduceLoop>;
 
 /**
  * Splits the view into kept axes (outer) and reduced axes (inner): every output element reduces the inner
@@ -30,54 +42,8 @@ export function reduce(op: ReduceOp, x: View, axes: readonly number[], out: View
   if (m === 0 && op !== 'sum' && op !== 'prod') {
     throw new Error(`cpu reduce: ${op} of an empty axis has no identity (shape [${x.shape}])`);
   }
-  for (let r = 0; r < outer.length; r++) {
-    const base = outer[r];
-    o[r] = reduceBlock(op, xs, base, inner, m);
-  }
+  const loop = LOOPS[op];
+  for (let r = 0; r < outer.length; r++) o[r] = loop(xs, outer[r], inner, m);
   if (outer.length !== sizeOf(out.shape))
     throw new Error('cpu reduce: output size does not match the kept axes');
-}
-
-function reduceBlock(
-  op: ReduceOp,
-  xs: ArrayLike<number>,
-  base: number,
-  inner: Int32Array,
-  m: number,
-): number {
-  switch (op) {
-    case 'sum': {
-      let acc = 0;
-      for (let j = 0; j < m; j++) acc += xs[base + inner[j]];
-      return acc;
-    }
-    case 'prod': {
-      let acc = 1;
-      for (let j = 0; j < m; j++) acc *= xs[base + inner[j]];
-      return acc;
-    }
-    case 'max':
-    case 'min': {
-      let best = xs[base + inner[0]];
-      for (let j = 1; j < m; j++) {
-        const v = xs[base + inner[j]];
-        if (Number.isNaN(v)) return v;
-        if (op === 'max' ? v > best : v < best) best = v;
-      }
-      return best;
-    }
-    case 'argmax':
-    case 'argmin': {
-      let best = xs[base + inner[0]];
-      let at = 0;
-      for (let j = 1; j < m; j++) {
-        const v = xs[base + inner[j]];
-        if (op === 'argmax' ? v > best : v < best) {
-          best = v;
-          at = j;
-        }
-      }
-      return at;
-    }
-  }
 }

@@ -61,6 +61,36 @@ export function familiesTensors(
       );
     });
 
+    test('NaN, ±Infinity, ±0 and ties: every reduction answers as the CPU does', async () => {
+      const nan = Number.NaN;
+      const inf = Number.POSITIVE_INFINITY;
+      // Rows of 5: a NaN first (argmax/argmin keep it, max/min give NaN), a NaN later (arg-reductions skip
+      // it), all NaN, ties (the first index wins), infinities, signed zeros. Long rows too (the GPUs'
+      // workgroup and warp combines), with the NaN or the tie far from index 0.
+      const short = [
+        [nan, 1, 2, 3, 0],
+        [1, nan, 5, 5, -2],
+        [nan, nan, nan, nan, nan],
+        [2, 7, 7, -1, -1],
+        [-inf, -inf, inf, 3, inf],
+        [0, -0, 0, -0, 0],
+      ];
+      const long = Array.from({ length: 3 }, (_, r) =>
+        Array.from({ length: 700 }, (_, j) => (j === 0 && r === 0 ? nan : j === 350 + r ? 9 : j % 7)),
+      );
+      for (const rows of [short, long]) {
+        await checkSame(
+          device,
+          (dev) => {
+            const t = leaf(dev, [rows.length, rows[0].length], rows.flat());
+            return [sum(t, 1), max(t, 1), min(t, 1), argmax(t, 1), argmin(t, 1)];
+          },
+          tol.reduce,
+          `reductions of special values [${rows.length}, ${rows[0].length}]`,
+        );
+      }
+    });
+
     test('long reductions and many short ones', async () => {
       await property(
         device,

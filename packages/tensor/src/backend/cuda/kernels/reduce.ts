@@ -7,6 +7,14 @@
  */
 import { type DType, isHalf } from '../../../dtype.js';
 import { sizeOf } from '../../../shape.js';
+import {
+  ARG_REDUCTIONS,
+  type ArgReduceOp,
+  VALUE_REDUCTIONS,
+  type ValueReduceOp,
+  isArgReduction,
+} from '../../../kernel-ir/reduce.js';
+import { cFunction, cLiteral, cScalarOf } from '../../../kernel-ir/render-c.js';
 import type { ReduceOp, View } from '../../backend.js';
 import { coalesce, extent, indexBitsFor } from '../coalesce.js';
 import { type Launcher, gridFor, ptrOf } from '../launcher.js';
@@ -55,40 +63,22 @@ function walk(rank: number, prefix: string, idx: string, index: string): string 
   return lines.join('\n  ');
 }
 
-/** The identity and the combine step as C, for value reductions (sum, prod, max, min). */
-function valueOps(op: ReduceOp, input: DType): { init: string; combine: string } {
-  const A = accType(input);
-  const float = isFloatType(computeType(input));
-  const inf = computeType(input) === 'float32' ? 'ar1_inf_f()' : 'ar1_inf_d()';
-  switch (op) {
-    case 'sum':
-      return { init: `(${A})0`, combine: float ? 'a + b' : '(int)((unsigned int)a + (unsigned int)b)' };
-    case 'prod':
-      return { init: `(${A})1`, combine: float ? 'a * b' : '(int)((unsigned int)a * (unsigned int)b)' };
-    case 'max':
-      return {
-        init: float ? `-${inf}` : input === 'bool' ? '0' : '(-2147483647 - 1)',
-        // NaN propagates: once either side is NaN, the result is NaN.
-        combine: float ? '(a != a ? a : (b != b ? b : (b > a ? b : a)))' : '(b > a ? b : a)',
-      };
-    case 'min':
-      return {
-        init: float ? inf : input === 'bool' ? '1' : '2147483647',
-        combine: float ? '(a != a ? a : (b != b ? b : (b < a ? b : a)))' : '(b < a ? b : a)',
-      };
-    default:
-      throw new Error(`cuda reduce: ${op} is not a value reduction`);
-  }
+/** The identity and the combine step (`ar1_combine(a, b)`), from the kernel IR (kernel-ir/reduce.ts). */
+function valueOps(op: ValueReduceOp, input: DType): { init: string; combine: string } {
+  const type = cScalarOf(computeType(input));
+  const { identity, combine } = VALUE_REDUCTIONS[op];
+  return { init: cLiteral(identity, type), combine: cFunction(combine, type, 'ar1_combine') };
 }
 
 /**
  * Arg-reductions combine (value, index) pairs so that the result is the CPU backend's sequential answer:
  * the first index of the best value; NaNs are never chosen, except a NaN at index 0, which nothing beats.
+ * Which value is better is the kernel IR's.
  */
-function argOps(op: ReduceOp, input: DType): string {
+function argOps(op: ArgReduceOp, input: DType): string {
   const T = accType(input);
-  const better = op === 'argmax' ? '>' : '<';
-  return `struct ArgPair { ${T} v; long long i; };
+  return `${cFunction(ARG_REDUCTIONS[op].better, cScalarOf(computeType(input)), 'ar1_better')}
+struct ArgPair { ${T} v; long long i; };
 __device__ __forceinline__ ArgPair ar1_arg_combine(ArgPair a, ArgPair b) {
   if (a.i < 0) return b;
   if (b.i < 0) return a;
@@ -96,8 +86,8 @@ __device__ __forceinline__ ArgPair ar1_arg_combine(ArgPair a, ArgPair b) {
   if (b.i == 0 && b.v != b.v) return b;
   if (a.v != a.v) return b;
   if (b.v != b.v) return a;
-  if (b.v ${better} a.v) return b;
-  if (a.v ${better} b.v) return a;
+  if (ar1_better(a.v, b.v)) return b;
+  if (ar1_better(b.v, a.v)) return a;
   return a.i < b.i ? a : b;
 }`;
 }
@@ -108,13 +98,12 @@ export function reduceKernel(spec: ReduceSpec): KernelSource {
   const idx = indexType(bits);
   const T = C_TYPE[input];
   const O = C_TYPE[output];
-  const arg = op === 'argmax' || op === 'argmin';
+  const arg = isArgReduction(op);
   const A = arg ? 'ArgPair' : accType(input);
-  const helpers = arg
-    ? argOps(op, input)
-    : `__device__ __forceinline__ ${A} ar1_combine(${A} a, ${A} b) { return ${valueOps(op, input).combine}; }`;
+  const values = arg ? null : valueOps(op, input);
+  const helpers = arg ? argOps(op, input) : values!.combine;
   const combine = arg ? 'ar1_arg_combine' : 'ar1_combine';
-  const init = arg ? `ArgPair{(${accType(input)})0, -1}` : valueOps(op, input).init;
+  const init = arg ? `ArgPair{(${accType(input)})0, -1}` : `(${A})${values!.init}`;
   const element = convert('x[base + off_in]', input, computeType(input));
   const load = arg ? `ArgPair{(${accType(input)})${element}, (long long)j}` : `(${A})${element}`;
   const value = isHalf(output) ? convert('acc', 'float32', output) : `(${O})acc`;

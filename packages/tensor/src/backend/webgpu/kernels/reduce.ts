@@ -4,6 +4,8 @@
  * for long reductions or few outputs) or one thread (short reductions over many outputs).
  * Sums accumulate in f32 (i32 for ints and bools), so they differ from the float64 CPU reference by rounding.
  */
+import { ARG_REDUCTIONS, VALUE_REDUCTIONS, isArgReduction } from '../../../kernel-ir/reduce.js';
+import { type WgslScalar, wgslFunction, wgslLiteral } from '../../../kernel-ir/render-wgsl.js';
 import type { ReduceOp, View } from '../../backend.js';
 import type { GpuStorage } from '../buffers.js';
 import { Params, grid, type GpuQueue } from '../queue.js';
@@ -33,35 +35,39 @@ function walkFn(name: string, rank: number, shapeAt: number, strideAt: number): 
   return body.join('\n');
 }
 
-function identity(op: ReduceOp, acc: 'f32' | 'i32'): string {
-  if (op === 'sum') return acc === 'f32' ? '0.0' : '0';
-  if (op === 'prod') return acc === 'f32' ? '1.0' : '1';
-  const low = op === 'max' || op === 'argmax';
-  if (acc === 'f32') return low ? 'neg_inf()' : 'pos_inf()';
-  return low ? 'i32(-2147483647 - 1)' : '2147483647';
-}
-
-function combineBody(op: ReduceOp, acc: 'f32' | 'i32'): string {
-  const nan = acc === 'f32';
-  switch (op) {
-    case 'sum':
-      return 'return Acc(a.v + b.v, 0u);';
-    case 'prod':
-      return 'return Acc(a.v * b.v, 0u);';
-    case 'max':
-    case 'min': {
-      const f = op === 'max' ? 'max' : 'min';
-      return nan
-        ? `if (is_nan(a.v)) { return a; } if (is_nan(b.v)) { return b; } return Acc(${f}(a.v, b.v), 0u);`
-        : `return Acc(${f}(a.v, b.v), 0u);`;
-    }
-    case 'argmax':
-    case 'argmin': {
-      const better = op === 'argmax' ? '>' : '<';
-      // First occurrence wins ties, as the CPU's strict comparison does.
-      return `if (b.v ${better} a.v || (b.v == a.v && b.i < a.i)) { return b; } return a;`;
-    }
+/**
+ * The accumulator's identity and combine, from the kernel IR (kernel-ir/reduce.ts). An arg reduction
+ * combines (value, index) pairs so that the result is the CPU's sequential answer: the first index of the
+ * best value; NaNs are never chosen, except a NaN at index 0, which nothing beats. NONE marks the identity.
+ */
+function combineSource(op: ReduceOp, acc: WgslScalar): { identity: string; functions: string } {
+  if (!isArgReduction(op)) {
+    const { identity, combine } = VALUE_REDUCTIONS[op];
+    return {
+      identity: `Acc(${wgslLiteral(identity, acc)}, 0u)`,
+      functions: `${wgslFunction(combine, acc, 'op_combine')}
+fn combine(a: Acc, b: Acc) -> Acc { return Acc(op_combine(a.v, b.v), 0u); }`,
+    };
   }
+  const { identity, better } = ARG_REDUCTIONS[op];
+  const nan = (v: string) => (acc === 'f32' ? `is_nan(${v})` : 'false');
+  return {
+    identity: `Acc(${wgslLiteral(identity, acc)}, NONE)`,
+    functions: `${wgslFunction(better, acc, 'op_better')}
+const NONE = 0xffffffffu;
+fn combine(a: Acc, b: Acc) -> Acc {
+  if (a.i == NONE) { return b; }
+  if (b.i == NONE) { return a; }
+  if (a.i == 0u && ${nan('a.v')}) { return a; }
+  if (b.i == 0u && ${nan('b.v')}) { return b; }
+  if (${nan('a.v')}) { return b; }
+  if (${nan('b.v')}) { return a; }
+  if (op_better(a.v, b.v)) { return b; }
+  if (op_better(b.v, a.v)) { return a; }
+  if (a.i < b.i) { return a; }
+  return b;
+}`,
+  };
 }
 
 export function reduce(queue: GpuQueue, op: ReduceOp, x: View, axes: readonly number[], out: View): void {
@@ -84,8 +90,9 @@ export function reduce(queue: GpuQueue, op: ReduceOp, x: View, axes: readonly nu
   const ro = outerWalk.shape.length;
   const ri = innerWalk.shape.length;
   const xt = storageType(x.dtype);
-  const acc: 'f32' | 'i32' = xt === 'f32' ? 'f32' : 'i32';
-  const isArg = op === 'argmax' || op === 'argmin';
+  const acc: WgslScalar = xt === 'f32' ? 'f32' : 'i32';
+  const reduction = combineSource(op, acc);
+  const isArg = isArgReduction(op);
   const perGroup = m >= 64 || nOut < 256;
   // Words: nOut, m, xOffset, outOffset, outer shape, outer strides, inner shape, inner strides.
   const oShape = 4;
@@ -105,11 +112,11 @@ ${buffer(2, 'out', out.dtype, true)}
 ${IS_NAN}
 ${INF}
 struct Acc { v: ${acc}, i: u32 }
-fn combine(a: Acc, b: Acc) -> Acc { ${combineBody(op, acc)} }
+${reduction.functions}
 ${walkFn('outer_off', ro, oShape, oStride)}
 ${walkFn('inner_off', ri, iShape, iStride)}
 fn load(base: i32, j: u32) -> Acc { return Acc(${acc}(x[u32(base + inner_off(j))]), j); }
-fn identity() -> Acc { return Acc(${identity(op, acc)}, 0xffffffffu); }`;
+fn identity() -> Acc { return ${reduction.identity}; }`;
     if (!perGroup) {
       return `${common}
 @compute @workgroup_size(${WG})
