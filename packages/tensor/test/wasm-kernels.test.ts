@@ -180,6 +180,36 @@ describe.skipIf(!wasmSimdSupported())('wasm kernels vs the TypeScript kernels (p
     );
   });
 
+  test("unary neg, abs, sqrt, relu, step, square, reciprocal: the TypeScript kernels' values to the bit, specials included", () => {
+    const ops = ['neg', 'abs', 'sqrt', 'relu', 'step', 'square', 'reciprocal'] as const;
+    fc.assert(
+      fc.property(bigShape, fc.nat(), ([R, C], seed) =>
+        tidy(() => {
+          const data = values(R * C, seed, 1e3);
+          const specials = [0, -0, 1e-40, -1e-40, 3e38, -3e38, Number.POSITIVE_INFINITY, Number.NaN];
+          specials.forEach((v, i) => {
+            data[(i * 7919) % data.length] = v;
+          });
+          const x = tensor(data, { shape: [R, C] });
+          const backend = () => getBackend('cpu').kernels;
+          for (const op of ops) {
+            const [got, want] = both(() => {
+              const out = zeros([R, C]);
+              backend().unary(op, x, out);
+              return out;
+            });
+            // Every value to the bit, signed zeros included; a NaN's sign is not a value.
+            const [g, w] = [got.dataSync(), want.dataSync()];
+            for (let i = 0; i < w.length; i++)
+              if (!Object.is(g[i], w[i]) && !(Number.isNaN(g[i]) && Number.isNaN(w[i])))
+                throw new Error(`${op} element ${i} (${data[i]}): ${g[i]} vs ${w[i]}`);
+          }
+        }),
+      ),
+      { numRuns: 10 },
+    );
+  });
+
   test('unary backward: silu and gelu gradients (silu_grad, gelu_grad kernels) and exp', () => {
     fc.assert(
       fc.property(bigShape, fc.nat(), ([R, C], seed) =>

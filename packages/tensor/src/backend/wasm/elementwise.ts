@@ -1,9 +1,9 @@
 /**
  * Elementwise ops on the wasm kernels (./emit/elementwise.ts), for float32 views of the layouts they cover:
  * binary add/sub/mul/div with both inputs dense, or one dense and the other broadcast along every axis but
- * the last (a bias: strides 0, …, 0, 1) or along all axes (a scalar); unary exp, sigmoid, silu, gelu and
- * their gradients on a dense input. Everything else, and inputs too small to repay the copies in and out,
- * go to the CPU kernels.
+ * the last (a bias: strides 0, …, 0, 1) or along all axes (a scalar); the unary ops of UNARY_KERNEL_OPS
+ * (emit/elementwise.ts) on a dense input. Everything else, and inputs too small to repay the copies in and
+ * out, go to the CPU kernels.
  */
 import { sizeOf } from '../../shape.js';
 import type { BinaryOp, UnaryOp, View } from '../backend.js';

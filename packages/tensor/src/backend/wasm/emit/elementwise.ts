@@ -4,7 +4,7 @@
  * - `bin_<op>_<kind>(ap, bp, op, rows, inner)` for op in add, sub, mul, div, rsub (b − a), rdiv (b / a):
  *   `a` and the output are dense [rows, inner]; `b` is dense too (kind `dense`), one row of `inner`
  *   repeated for every row (kind `row`: a bias along the last axis), or one value (kind `scalar`).
- * - `un_<op>(xp, op, n)` for exp, sigmoid, silu, silu_grad, gelu, gelu_grad.
+ * - `un_<op>(xp, op, n)` for the ops of UNARY_KERNEL_OPS.
  *
  * The ops' arithmetic is the kernel IR's (kernel-ir/elementwise.ts), rendered by kernel-ir/render-wasm.ts.
  * - `adamw(pp, gp, mp, vp, n, β1, β2, 1 − β1, 1 − β2, 1 − lr·wd, lr / c1, c2, eps)`: one AdamW step in
@@ -21,7 +21,27 @@ export const BINARY_KINDS = ['dense', 'row', 'scalar'] as const;
 export type BinaryKind = (typeof BINARY_KINDS)[number];
 export const binaryName = (op: BinaryKernelOp, kind: BinaryKind) => `bin_${op}_${kind}`;
 
-export const UNARY_KERNEL_OPS = ['exp', 'sigmoid', 'silu', 'silu_grad', 'gelu', 'gelu_grad'] as const;
+/**
+ * The exp family (within a few ulps of the TypeScript kernels: exp is a polynomial here), and the ops made
+ * of one correctly rounded operation or a select, which give the TypeScript kernels' float32 bits exactly
+ * (a float64 result of +, −, ×, ÷ or √ of float32 operands rounds to the float32 result).
+ */
+export const UNARY_KERNEL_OPS = [
+  'exp',
+  'sigmoid',
+  'silu',
+  'silu_grad',
+  'gelu',
+  'gelu_grad',
+  'neg',
+  'abs',
+  'sqrt',
+  'relu',
+  'step',
+  'square',
+  'reciprocal',
+  'logical_not',
+] as const;
 export type UnaryKernelOp = (typeof UNARY_KERNEL_OPS)[number];
 export const unaryName = (op: UnaryKernelOp) => `un_${op}`;
 
