@@ -18,7 +18,9 @@ import { getBackend, tensor } from '../src/index.js';
 import { BINARY_FUNCTIONS, INTEGER_UNARY_OPS, UNARY_FUNCTIONS } from '../src/kernel-ir/elementwise.js';
 import { abs, add, div, scalarFunction, sub } from '../src/kernel-ir/expr.js';
 import { cFunction } from '../src/kernel-ir/render-c.js';
-import { jsClosure, jsFunction, jsSource } from '../src/kernel-ir/render-js.js';
+import { argReduceClosure, jsClosure, reduceClosure, runClosure } from '../src/kernel-ir/js-closures.js';
+import { ARG_REDUCTIONS, VALUE_REDUCTIONS } from '../src/kernel-ir/reduce.js';
+import { jsArgReduce, jsFunction, jsReduce, jsRun, jsSource } from '../src/kernel-ir/render-js.js';
 import { wasmRenders } from '../src/kernel-ir/render-wasm.js';
 import { wgslFunction } from '../src/kernel-ir/render-wgsl.js';
 
@@ -179,13 +181,46 @@ describe('kernel IR', () => {
     expect(differ).toEqual([]);
   });
 
-  test('compiled and closure renderings agree to the bit', () => {
+  test('compiled and closure renderings agree to the bit: functions, loops and reductions', () => {
+    const values = VALUES.filter((_, i) => i % 7 === 0 || i >= VALUES.length - SPECIALS.length);
+    const seconds = [-2, 0, 0.5, 3, Number.NaN];
+    const mismatch = (a: ArrayLike<number>, b: ArrayLike<number>) =>
+      Array.from(a).findIndex((v, i) => !same(v, b[i]));
     for (const f of [...Object.values(UNARY_FUNCTIONS), ...Object.values(BINARY_FUNCTIONS)]) {
       const compiled = jsFunction(f);
       const closure = jsClosure(f);
-      for (const a of VALUES.filter((_, i) => i % 7 === 0 || i >= VALUES.length - SPECIALS.length))
-        for (const b of f.arity === 2 ? [-2, 0, 0.5, 3, Number.NaN] : [0])
+      for (const a of values)
+        for (const b of f.arity === 2 ? seconds : [0])
           expect(same(compiled(a, b), closure(a, b)), `${f.name}(${a}, ${b}): ${jsSource(f)}`).toBe(true);
+      // The loops over a dense run and a strided one (every other value, from the end backwards).
+      const xs = Float64Array.from(values);
+      const ys = Float64Array.from(values, (_, i) => seconds[i % seconds.length]);
+      const n = xs.length >> 1;
+      for (const [start, step] of [
+        [0, 1],
+        [xs.length - 1, -2],
+      ]) {
+        const args = f.arity === 1 ? [xs, start, step] : [xs, start, step, ys, start, step];
+        const [got, want] = [new Float64Array(n + 1), new Float64Array(n + 1)];
+        jsRun(f)(...args, got, 1, n);
+        runClosure(f)(...args, want, 1, n);
+        expect(mismatch(got, want), `${f.name} loop, step ${step}`).toBe(-1);
+      }
+    }
+    const inner = Int32Array.from({ length: 9 }, (_, j) => 2 * j);
+    for (let base = 0; base + 17 < VALUES.length; base += 157) {
+      for (const { identity, combine } of Object.values(VALUE_REDUCTIONS))
+        expect(
+          same(
+            jsReduce(combine, identity)(VALUES, base, inner, 9),
+            reduceClosure(combine, identity)(VALUES, base, inner, 9),
+          ),
+          `${combine.name} at ${base}`,
+        ).toBe(true);
+      for (const { better } of Object.values(ARG_REDUCTIONS))
+        expect(jsArgReduce(better)(VALUES, base, inner, 9)).toBe(
+          argReduceClosure(better)(VALUES, base, inner, 9),
+        );
     }
   });
 

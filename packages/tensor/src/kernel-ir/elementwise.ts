@@ -1,6 +1,6 @@
 /**
- * The arithmetic of every unary and binary op, once, for every backend (see ./expr.ts). An op's gradient
- * is in ops/; adding an op is one entry here and one there (docs/adding-an-op.md).
+ * The arithmetic of every unary and binary op, once, for every backend (see ./expr.ts). Adding an op is its
+ * name in backend/backend.ts, one entry here, and its forward and gradient in ops/ (docs/adding-an-op.md).
  *
  * Where two formulas are equal in exact arithmetic, the one kept is the one with no cancellation and no
  * overflow on a float32 target: sigmoid as 1 / (1 + e^−x) (e^−x overflowing to Infinity gives 0), GELU

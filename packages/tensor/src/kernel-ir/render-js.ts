@@ -3,6 +3,16 @@
  * (float64, stored into the output's typed array by the caller). A bool result becomes 1 or 0.
  */
 import { type Expr, type Prim, type ScalarFunction, isBool } from './expr.js';
+import {
+  type ReduceLoop,
+  type RunLoop,
+  argReduceClosure,
+  jsClosure,
+  reduceClosure,
+  runClosure,
+} from './js-closures.js';
+
+export type { ReduceLoop, RunLoop };
 
 const INFIX: Partial<Record<Prim, string>> = {
   add: '+',
@@ -71,12 +81,6 @@ export function jsSource(f: ScalarFunction): string {
   return `function ${f.name}(${params}) { ${lets} return ${value}; }`;
 }
 
-/**
- * A loop applying f over n elements: argument k read from array x<k> at i<k>, stepping s<k>; results
- * written to o from `at` on. Its signature: (x0, i0, s0, x1, i1, s1, …, o, at, n).
- */
-export type RunLoop = (...args: (ArrayLike<number> | number)[]) => void;
-
 /** The loop's source: one loop per op, so each call site sees one function and inlines its arithmetic. */
 export function jsRunSource(f: ScalarFunction): string {
   const k = Array.from({ length: f.arity }, (_, i) => i);
@@ -105,33 +109,17 @@ function compiled<T>(source: string): T | null {
 
 /**
  * The function, compiled from its source; where a page's content security policy forbids compiling code,
- * built from closures instead (the same operations in the same order, so the same results, slower).
+ * built from closures instead (./js-closures.ts: the same operations in the same order, so the same
+ * results, slower). So are the loops below.
  */
 export function jsFunction(f: ScalarFunction): (...args: number[]) => number {
   return compiled(jsSource(f)) ?? jsClosure(f);
 }
 
-/** The loop of `jsRunSource`, compiled, or around `jsClosure` where compiling is forbidden. */
+/** The loop of `jsRunSource`, compiled, or `runClosure` where compiling is forbidden. */
 export function jsRun(f: ScalarFunction): RunLoop {
-  const loop = compiled<RunLoop>(jsRunSource(f));
-  if (loop) return loop;
-  const g = jsClosure(f);
-  const m = f.arity;
-  return (...args) => {
-    const [o, start, n] = args.slice(3 * m) as [number[], number, number];
-    const values = new Array<number>(m);
-    for (let k = 0; k < n; k++) {
-      for (let a = 0; a < m; a++) {
-        const [x, i, step] = args.slice(3 * a, 3 * a + 3) as [ArrayLike<number>, number, number];
-        values[a] = x[i + k * step];
-      }
-      o[start + k] = g(...values);
-    }
-  };
+  return compiled<RunLoop>(jsRunSource(f)) ?? runClosure(f);
 }
-
-/** A reduction loop over xs[base + inner[j]], j < m: the accumulated value, or the arg's index. */
-export type ReduceLoop = (xs: ArrayLike<number>, base: number, inner: Int32Array, m: number) => number;
 
 /** The loop of a value reduction: the combine of every value, from the identity. */
 export function jsReduceSource(f: ScalarFunction, identity: number): string {
@@ -158,89 +146,12 @@ export function jsArgReduceSource(better: ScalarFunction): string {
 }`;
 }
 
-/** `jsReduceSource`'s loop, compiled, or the same loop around `jsClosure` where compiling is forbidden. */
+/** `jsReduceSource`'s loop, compiled, or `reduceClosure` where compiling is forbidden. */
 export function jsReduce(f: ScalarFunction, identity: number): ReduceLoop {
-  const loop = compiled<ReduceLoop>(jsReduceSource(f, identity));
-  if (loop) return loop;
-  const combine = jsClosure(f);
-  return (xs, base, inner, m) => {
-    let acc = identity;
-    for (let j = 0; j < m; j++) acc = combine(acc, xs[base + inner[j]]);
-    return acc;
-  };
+  return compiled<ReduceLoop>(jsReduceSource(f, identity)) ?? reduceClosure(f, identity);
 }
 
-/** `jsArgReduceSource`'s loop, compiled, or around `jsClosure` where compiling is forbidden. */
+/** `jsArgReduceSource`'s loop, compiled, or `argReduceClosure` where compiling is forbidden. */
 export function jsArgReduce(better: ScalarFunction): ReduceLoop {
-  const loop = compiled<ReduceLoop>(jsArgReduceSource(better));
-  if (loop) return loop;
-  const beats = jsClosure(better);
-  return (xs, base, inner, m) => {
-    let best = xs[base + inner[0]];
-    let at = 0;
-    for (let j = 1; j < m; j++) {
-      const v = xs[base + inner[j]];
-      if (beats(best, v)) {
-        best = v;
-        at = j;
-      }
-    }
-    return at;
-  };
-}
-
-type Evaluate = (args: readonly number[], lets: number[]) => number;
-
-const OPS: Record<Prim, (...v: number[]) => number> = {
-  neg: (x) => -x,
-  abs: Math.abs,
-  sign: Math.sign,
-  exp: Math.exp,
-  log: Math.log,
-  sqrt: Math.sqrt,
-  tanh: Math.tanh,
-  sin: Math.sin,
-  cos: Math.cos,
-  add: (a, b) => a + b,
-  sub: (a, b) => a - b,
-  mul: (a, b) => a * b,
-  div: (a, b) => a / b,
-  pow: (a, b) => a ** b,
-  select: (c, a, b) => (c ? a : b),
-  eq: (a, b) => (a === b ? 1 : 0),
-  ne: (a, b) => (a !== b ? 1 : 0),
-  lt: (a, b) => (a < b ? 1 : 0),
-  le: (a, b) => (a <= b ? 1 : 0),
-  gt: (a, b) => (a > b ? 1 : 0),
-  ge: (a, b) => (a >= b ? 1 : 0),
-  isnan: (x) => (Number.isNaN(x) ? 1 : 0),
-  truthy: (x) => (x ? 1 : 0),
-  or: (a, b) => (a || b ? 1 : 0),
-};
-
-function closureOf(e: Expr): Evaluate {
-  switch (e.kind) {
-    case 'arg':
-      return (args) => args[e.index];
-    case 'let':
-      return (_, lets) => lets[e.slot];
-    case 'const':
-      return () => e.value;
-    case 'call': {
-      const op = OPS[e.prim];
-      const args = e.args.map(closureOf);
-      return (a, l) => op(...args.map((g) => g(a, l)));
-    }
-  }
-}
-
-/** The function as closures over the IR (no code compiled at run time). */
-export function jsClosure(f: ScalarFunction): (...args: number[]) => number {
-  const lets = f.lets.map(closureOf);
-  const result = closureOf(f.result);
-  return (...args: number[]) => {
-    const values: number[] = [];
-    for (const g of lets) values.push(g(args, values));
-    return result(args, values);
-  };
+  return compiled<ReduceLoop>(jsArgReduceSource(better)) ?? argReduceClosure(better);
 }

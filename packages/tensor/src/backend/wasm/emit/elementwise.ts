@@ -5,10 +5,11 @@
  *   `a` and the output are dense [rows, inner]; `b` is dense too (kind `dense`), one row of `inner`
  *   repeated for every row (kind `row`: a bias along the last axis), or one value (kind `scalar`).
  * - `un_<op>(xp, op, n)` for the ops of UNARY_KERNEL_OPS.
- *
- * The ops' arithmetic is the kernel IR's (kernel-ir/elementwise.ts), rendered by kernel-ir/render-wasm.ts.
  * - `adamw(pp, gp, mp, vp, n, β1, β2, 1 − β1, 1 − β2, 1 − lr·wd, lr / c1, c2, eps)`: one AdamW step in
  *   place (c1, c2: the bias corrections 1 − βᵏ).
+ *
+ * The binary and unary ops' arithmetic is the kernel IR's (kernel-ir/elementwise.ts), rendered by
+ * kernel-ir/render-wasm.ts; the loops over rows and lanes are here.
  */
 import { BINARY_FUNCTIONS, UNARY_FUNCTIONS } from '../../../kernel-ir/elementwise.js';
 import { emitScalarFunction, wasmRenderLocals } from '../../../kernel-ir/render-wasm.js';
