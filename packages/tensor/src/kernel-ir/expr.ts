@@ -120,3 +120,27 @@ export function primsOf(f: ScalarFunction): Set<Prim> {
   walk(f.result);
   return found;
 }
+
+/**
+ * Renders `e` as source text, as the text renderers (JavaScript, WGSL, C) share it: argument k is `a<k>`,
+ * let k is `t<k>`; `constant` writes a number and `call` a primitive applied to its rendered arguments.
+ */
+export function renderText(
+  e: Expr,
+  constant: (value: number) => string,
+  call: (prim: Prim, args: string[]) => string,
+): string {
+  switch (e.kind) {
+    case 'arg':
+      return `a${e.index}`;
+    case 'let':
+      return `t${e.slot}`;
+    case 'const':
+      return constant(e.value);
+    case 'call':
+      return call(
+        e.prim,
+        e.args.map((a) => renderText(a, constant, call)),
+      );
+  }
+}

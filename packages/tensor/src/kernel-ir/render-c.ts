@@ -6,7 +6,7 @@
  * ar1_nan_*, ar1_inf_*) are in the kernels' common prelude.
  */
 import type { DType } from '../dtype.js';
-import { type Expr, type Prim, type ScalarFunction, isBool } from './expr.js';
+import { type Expr, type Prim, type ScalarFunction, isBool, renderText } from './expr.js';
 
 export type CScalar = 'float32' | 'float64' | 'int32';
 
@@ -111,25 +111,21 @@ function floatCall(prim: Prim, [a, b]: string[], type: CScalar): string | undefi
   return undefined;
 }
 
-function cExpression(e: Expr, type: CScalar): string {
-  switch (e.kind) {
-    case 'arg':
-      return `a${e.index}`;
-    case 'let':
-      return `t${e.slot}`;
-    case 'const':
-      return cLiteral(e.value, type);
-    case 'call': {
-      const args = e.args.map((a) => cExpression(a, type));
-      const compare = COMPARE[e.prim];
-      if (compare) return `(${args[0]} ${compare} ${args[1]})`;
-      if (e.prim === 'select') return `(${args[0]} ? ${args[1]} : ${args[2]})`;
-      const text = type === 'int32' ? intCall(e.prim, args) : floatCall(e.prim, args, type);
-      if (text === undefined) throw new Error(`kernel IR: no ${type} C form for '${e.prim}'`);
-      return text;
-    }
-  }
+function cCall(prim: Prim, args: string[], type: CScalar): string {
+  const compare = COMPARE[prim];
+  if (compare) return `(${args[0]} ${compare} ${args[1]})`;
+  if (prim === 'select') return `(${args[0]} ? ${args[1]} : ${args[2]})`;
+  const text = type === 'int32' ? intCall(prim, args) : floatCall(prim, args, type);
+  if (text === undefined) throw new Error(`kernel IR: no ${type} C form for '${prim}'`);
+  return text;
 }
+
+const cExpression = (e: Expr, type: CScalar): string =>
+  renderText(
+    e,
+    (v) => cLiteral(v, type),
+    (prim, args) => cCall(prim, args, type),
+  );
 
 /** The C scalar type a view of `dtype` computes in (the half types in float, bools in int). */
 export function cScalarOf(dtype: DType): CScalar {

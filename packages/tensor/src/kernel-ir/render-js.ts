@@ -2,7 +2,7 @@
  * Renders a scalar function as a JavaScript function on numbers: the CPU backend's reference arithmetic
  * (float64, stored into the output's typed array by the caller). A bool result becomes 1 or 0.
  */
-import { type Expr, type Prim, type ScalarFunction, isBool } from './expr.js';
+import { type Expr, type Prim, type ScalarFunction, isBool, renderText } from './expr.js';
 import {
   type ReduceLoop,
   type RunLoop,
@@ -44,28 +44,19 @@ const MATH: Partial<Record<Prim, string>> = {
 const literal = (v: number) =>
   Object.is(v, -0) ? '-0' : Number.isFinite(v) ? String(v) : v > 0 ? 'Infinity' : v < 0 ? '-Infinity' : 'NaN';
 
-export function jsExpression(e: Expr): string {
-  switch (e.kind) {
-    case 'arg':
-      return `a${e.index}`;
-    case 'let':
-      return `t${e.slot}`;
-    case 'const':
-      return `(${literal(e.value)})`;
-    case 'call': {
-      const args = e.args.map(jsExpression);
-      const infix = INFIX[e.prim];
-      if (infix) return `(${args[0]} ${infix} ${args[1]})`;
-      const math = MATH[e.prim];
-      if (math) return `${math}(${args[0]})`;
-      if (e.prim === 'neg') return `(-${args[0]})`;
-      if (e.prim === 'isnan') return `Number.isNaN(${args[0]})`;
-      if (e.prim === 'truthy') return `(!!${args[0]})`;
-      if (e.prim === 'select') return `(${args[0]} ? ${args[1]} : ${args[2]})`;
-      throw new Error(`kernel IR: no JavaScript form for '${e.prim}'`);
-    }
-  }
+function jsCall(prim: Prim, args: string[]): string {
+  const infix = INFIX[prim];
+  if (infix) return `(${args[0]} ${infix} ${args[1]})`;
+  const math = MATH[prim];
+  if (math) return `${math}(${args[0]})`;
+  if (prim === 'neg') return `(-${args[0]})`;
+  if (prim === 'isnan') return `Number.isNaN(${args[0]})`;
+  if (prim === 'truthy') return `(!!${args[0]})`;
+  if (prim === 'select') return `(${args[0]} ? ${args[1]} : ${args[2]})`;
+  throw new Error(`kernel IR: no JavaScript form for '${prim}'`);
 }
+
+export const jsExpression = (e: Expr): string => renderText(e, (v) => `(${literal(v)})`, jsCall);
 
 /** The statements that compute the lets, and the value (1 or 0 for a bool), as source. */
 function body(f: ScalarFunction): { lets: string; value: string } {

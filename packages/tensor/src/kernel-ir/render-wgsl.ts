@@ -5,7 +5,7 @@
  * gives 0. A number literal in an i32 function must be an integer.
  */
 import { INF, IS_NAN } from '../backend/webgpu/wgsl.js';
-import { type Expr, type Prim, type ScalarFunction, isBool } from './expr.js';
+import { type Expr, type Prim, type ScalarFunction, isBool, renderText } from './expr.js';
 
 export type WgslScalar = 'f32' | 'i32';
 
@@ -89,35 +89,31 @@ export function wgslLiteral(v: number, type: WgslScalar): string {
   return v < 0 || Object.is(v, -0) ? `(-${text})` : text;
 }
 
-function wgslExpression(e: Expr, type: WgslScalar): string {
-  switch (e.kind) {
-    case 'arg':
-      return `a${e.index}`;
-    case 'let':
-      return `t${e.slot}`;
-    case 'const':
-      return wgslLiteral(e.value, type);
-    case 'call': {
-      const args = e.args.map((a) => wgslExpression(a, type));
-      const infix = INFIX[e.prim];
-      if (infix) return `(${args[0]} ${infix} ${args[1]})`;
-      if (e.prim === 'div' && type === 'f32') return `(${args[0]} / ${args[1]})`;
-      const fn = (type === 'f32' ? FLOAT_CALLS : INT_CALLS)[e.prim];
-      if (fn) return `${fn}(${args.join(', ')})`;
-      switch (e.prim) {
-        case 'neg':
-          return `(-${args[0]})`;
-        case 'select':
-          return `select(${args[2]}, ${args[1]}, ${args[0]})`;
-        case 'isnan':
-          return type === 'f32' ? `is_nan(${args[0]})` : 'false';
-        case 'truthy':
-          return type === 'f32' ? `(${args[0]} != 0.0 && !is_nan(${args[0]}))` : `(${args[0]} != 0i)`;
-      }
-      throw new Error(`kernel IR: no ${type} WGSL form for '${e.prim}'`);
-    }
+function wgslCall(prim: Prim, args: string[], type: WgslScalar): string {
+  const infix = INFIX[prim];
+  if (infix) return `(${args[0]} ${infix} ${args[1]})`;
+  if (prim === 'div' && type === 'f32') return `(${args[0]} / ${args[1]})`;
+  const fn = (type === 'f32' ? FLOAT_CALLS : INT_CALLS)[prim];
+  if (fn) return `${fn}(${args.join(', ')})`;
+  switch (prim) {
+    case 'neg':
+      return `(-${args[0]})`;
+    case 'select':
+      return `select(${args[2]}, ${args[1]}, ${args[0]})`;
+    case 'isnan':
+      return type === 'f32' ? `is_nan(${args[0]})` : 'false';
+    case 'truthy':
+      return type === 'f32' ? `(${args[0]} != 0.0 && !is_nan(${args[0]}))` : `(${args[0]} != 0i)`;
   }
+  throw new Error(`kernel IR: no ${type} WGSL form for '${prim}'`);
 }
+
+const wgslExpression = (e: Expr, type: WgslScalar): string =>
+  renderText(
+    e,
+    (v) => wgslLiteral(v, type),
+    (prim, args) => wgslCall(prim, args, type),
+  );
 
 /** `fn <name>(a0: T, …) -> T { let t0 = …; return …; }` (-> bool for a comparison). */
 export function wgslFunction(f: ScalarFunction, type: WgslScalar, name: string): string {
