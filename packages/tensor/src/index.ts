@@ -103,6 +103,7 @@ export {
   relu,
   gelu,
   silu,
+  softplus,
   sin,
   cos,
   clamp,

@@ -345,6 +345,10 @@ export class Tensor implements View {
   silu(): Tensor {
     return elementwise.silu(this);
   }
+  /** log(1 + eˣ), a smooth ReLU; its gradient is sigmoid(x). */
+  softplus(): Tensor {
+    return elementwise.softplus(this);
+  }
   sin(): Tensor {
     return elementwise.sin(this);
   }

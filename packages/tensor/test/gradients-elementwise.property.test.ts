@@ -27,6 +27,7 @@ import {
   rsqrt,
   sigmoid,
   silu,
+  softplus,
   sin,
   sqrt,
   square,
@@ -151,6 +152,7 @@ describe('gradients of unary ops', () => {
     ['sigmoid', sigmoid, { min: -5, max: 5 }],
     ['gelu', gelu, { min: -4, max: 4 }],
     ['silu', silu, { min: -5, max: 5 }],
+    ['softplus', softplus, { min: -6, max: 6 }],
     ['sin', sin, { min: -4, max: 4 }],
     ['cos', cos, { min: -4, max: 4 }],
     // Kinked at 0: values at least 0.05 from it.

@@ -104,6 +104,9 @@ const REFORMULATED: Record<string, (x: number) => number> = {
   },
 };
 
+/** Ops added with the IR (one entry each; docs/adding-an-op.md). */
+const ADDED = ['softplus'];
+
 describe('kernel IR', () => {
   test('the CPU rendering keeps the reference arithmetic of every op whose formula it kept, to the bit', () => {
     const pairs = [-3, -1, -0.5, 0, 0.5, 2, 3.5, ...SPECIALS];
@@ -122,7 +125,7 @@ describe('kernel IR', () => {
       }
     }
     expect(differ).toEqual([]);
-    expect(Object.keys(KEPT).length + Object.keys(REFORMULATED).length).toBe(
+    expect(Object.keys(KEPT).length + Object.keys(REFORMULATED).length + ADDED.length).toBe(
       UNARY_OPS.length + BINARY_OPS.length,
     );
   });
@@ -179,6 +182,18 @@ describe('kernel IR', () => {
         if (!same(got, reference[op](row))) differ.push(`${op}([${row}]) = ${got}`);
       }
     expect(differ).toEqual([]);
+  });
+
+  test('softplus: log(1 + eˣ) without overflow, to 1e-15', () => {
+    const xs = [...grid(-40, 40, 0.0371), -800, 800, -Infinity, Infinity];
+    const got = cpuUnary('softplus', xs);
+    xs.forEach((x, i) => {
+      const want = x > 0 ? x + Math.log1p(Math.exp(-x)) : Math.log1p(Math.exp(x));
+      if (got[i] === want) return;
+      expect(Math.abs(got[i] - want), `softplus(${x})`).toBeLessThanOrEqual(1e-15 * Math.abs(want) + 1e-15);
+    });
+    expect(got[xs.length - 2]).toBe(0);
+    expect(got[xs.length - 1]).toBe(Infinity);
   });
 
   test('compiled and closure renderings agree to the bit: functions, loops and reductions', () => {

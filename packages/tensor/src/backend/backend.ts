@@ -48,6 +48,7 @@ export const UNARY_OPS = [
   'reciprocal',
   'square',
   'logical_not',
+  'softplus',
 ] as const;
 export type UnaryOp = (typeof UNARY_OPS)[number];
 

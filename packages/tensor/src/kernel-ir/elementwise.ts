@@ -82,6 +82,8 @@ export const UNARY_FUNCTIONS: Record<UnaryOp, ScalarFunction> = {
   reciprocal: unary('reciprocal', (_, x) => div(1, x)),
   square: unary('square', (_, x) => mul(x, x)),
   logical_not: unary('logical_not', (_, x) => select(truthy(x), 0, 1)),
+  // log(1 + eˣ) as max(x, 0) + log(1 + e^−|x|): e^−|x| ≤ 1, so nothing overflows.
+  softplus: unary('softplus', (_, x) => add(select(gt(x, 0), x, 0), log(add(1, exp(neg(abs(x))))))),
 };
 
 export const BINARY_FUNCTIONS: Record<BinaryOp, ScalarFunction> = {

@@ -171,6 +171,7 @@ export const sigmoid = unary('sigmoid', (g, _x, y) => g.mul(y).mul(y.neg().add(1
 export const relu = unary('relu', (g, x) => g.mul(unaryPrimitive('step', x, g.dtype)));
 export const gelu = unary('gelu', (g, x) => g.mul(unaryPrimitive('gelu_grad', x, g.dtype)));
 export const silu = unary('silu', (g, x) => g.mul(unaryPrimitive('silu_grad', x, g.dtype)));
+export const softplus = unary('softplus', (g, x) => g.mul(x.sigmoid()));
 export const sin = unary('sin', (g, x) => g.mul(x.cos()));
 export const cos = unary('cos', (g, x) => g.mul(x.sin()).neg());
 

@@ -118,6 +118,7 @@ export function familiesElementwise(
         'relu',
         'gelu',
         'silu',
+        'softplus',
         'sin',
         'cos',
         'abs',
