@@ -15,7 +15,12 @@ import {
   type UnaryOp,
 } from '../src/backend/backend.js';
 import { getBackend, tensor } from '../src/index.js';
-import { BINARY_FUNCTIONS, INTEGER_UNARY_OPS, UNARY_FUNCTIONS } from '../src/kernel-ir/elementwise.js';
+import {
+  BINARY_FUNCTIONS,
+  INTEGER_UNARY_OPS,
+  UNARY_FUNCTIONS,
+  WHERE_FUNCTION,
+} from '../src/kernel-ir/elementwise.js';
 import { abs, add, div, scalarFunction, sub } from '../src/kernel-ir/expr.js';
 import { cFunction } from '../src/kernel-ir/render-c.js';
 import { argReduceClosure, jsClosure, reduceClosure, runClosure } from '../src/kernel-ir/js-closures.js';
@@ -182,6 +187,33 @@ describe('kernel IR', () => {
         if (!same(got, reference[op](row))) differ.push(`${op}([${row}]) = ${got}`);
       }
     expect(differ).toEqual([]);
+  });
+
+  test('where (a ternary op): the CPU picks a where the condition holds, over broadcast views', () => {
+    const a = [1.5, -0, Number.NaN, -Infinity];
+    const b = [7, 0, -2];
+    const cond = tensor(Uint8Array.from([1, 0, 1, 1, 0, 0, 1, 0, 0, 1, 1, 0]), {
+      dtype: 'bool',
+      shape: [4, 3],
+    });
+    const x = tensor(Float64Array.from(a), { dtype: 'float64', shape: [4, 1] }).expand([4, 3]);
+    const y = tensor(Float64Array.from(b), { dtype: 'float64', shape: [1, 3] }).expand([4, 3]);
+    const out = tensor(new Float64Array(12), { dtype: 'float64', shape: [4, 3] });
+    getBackend('cpu').kernels.where(cond, x, y, out);
+    const c = cond.dataSync();
+    const got = out.dataSync();
+    for (let i = 0; i < 12; i++) {
+      const want = c[i] ? a[Math.floor(i / 3)] : b[i % 3];
+      expect(same(got[i], want), `element ${i}`).toBe(true);
+    }
+    const compiled = jsFunction(WHERE_FUNCTION);
+    const closure = jsClosure(WHERE_FUNCTION);
+    for (const [cv, av, bv] of [
+      [1, 2, 3],
+      [0, 2, 3],
+      [Number.NaN, 2, 3],
+    ])
+      expect(compiled(cv, av, bv)).toBe(closure(cv, av, bv));
   });
 
   test('softplus: log(1 + eˣ) without overflow, to 1e-15', () => {

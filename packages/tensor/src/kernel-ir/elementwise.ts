@@ -103,6 +103,9 @@ export const BINARY_FUNCTIONS: Record<BinaryOp, ScalarFunction> = {
   ge: binary('ge', ge),
 };
 
+/** where(c, a, b): a where c is true (neither 0 nor NaN), else b. */
+export const WHERE_FUNCTION = scalarFunction('where', 3, (_, c, a, b) => select(truthy(c), a, b));
+
 /** The unary ops with an integer form: they read and write int32 (or bool) without a float in between. */
 export const INTEGER_UNARY_OPS: readonly UnaryOp[] = [
   'neg',

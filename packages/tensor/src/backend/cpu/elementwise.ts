@@ -1,7 +1,7 @@
 import { isHalf } from '../../dtype.js';
 import { toHalfBits } from '../../half.js';
 import { sizeOf } from '../../shape.js';
-import { BINARY_FUNCTIONS, UNARY_FUNCTIONS } from '../../kernel-ir/elementwise.js';
+import { BINARY_FUNCTIONS, UNARY_FUNCTIONS, WHERE_FUNCTION } from '../../kernel-ir/elementwise.js';
 import { type RunLoop, jsRun } from '../../kernel-ir/render-js.js';
 import { BINARY_OPS, type BinaryOp, UNARY_OPS, type UnaryOp, type View } from '../backend.js';
 import { halfRunCopier } from './half-copy.js';
@@ -21,6 +21,7 @@ const BINARY_RUN = Object.fromEntries(BINARY_OPS.map((op) => [op, jsRun(BINARY_F
   BinaryOp,
   RunLoop
 >;
+const WHERE_RUN = jsRun(WHERE_FUNCTION);
 
 export function fill(out: View, value: number): void {
   if (isHalf(out.dtype)) value = toHalfBits(out.dtype, value);
@@ -82,6 +83,7 @@ export function where(cond: View, a: View, b: View, out: View): void {
   const o = dataOf(out);
   let at = out.offset;
   forEachRun(out.shape, [cond, a, b], ([h, i, j], n, [sh, si, sj]) => {
-    for (let k = 0; k < n; k++, h += sh, i += si, j += sj) o[at++] = c[h] ? as[i] : bs[j];
+    WHERE_RUN(c, h, sh, as, i, si, bs, j, sj, o, at, n);
+    at += n;
   });
 }

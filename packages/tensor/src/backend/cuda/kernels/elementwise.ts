@@ -7,7 +7,12 @@
  */
 import { type DType, isHalf } from '../../../dtype.js';
 import { sizeOf } from '../../../shape.js';
-import { BINARY_FUNCTIONS, INTEGER_UNARY_OPS, UNARY_FUNCTIONS } from '../../../kernel-ir/elementwise.js';
+import {
+  BINARY_FUNCTIONS,
+  INTEGER_UNARY_OPS,
+  UNARY_FUNCTIONS,
+  WHERE_FUNCTION,
+} from '../../../kernel-ir/elementwise.js';
 import type { ScalarFunction } from '../../../kernel-ir/expr.js';
 import { cFunction, cScalarOf } from '../../../kernel-ir/render-c.js';
 import type { BinaryOp, UnaryOp, View } from '../../backend.js';
@@ -87,11 +92,15 @@ export function supportsBinary(op: BinaryOp, dtype: DType): boolean {
   return dtype !== 'bool' || COMPARE.has(op) || op === 'maximum' || op === 'minimum';
 }
 
-/** A map kernel whose value is `f` (rendered from the kernel IR) of the inputs, stored as `out`. */
+/**
+ * A map kernel whose value is `f` (rendered from the kernel IR) of the inputs, computed in the type of
+ * `compute` views and stored as `out`.
+ */
 function irKernel(
   f: ScalarFunction,
   name: string,
   inputs: readonly MapOperand[],
+  compute: DType,
   out: DType,
   rank: number,
   bits: IndexBits,
@@ -105,7 +114,7 @@ function irKernel(
     out,
     inputs,
     expr: `(${C_TYPE[computeType(out)]})${fn}(${args})`,
-    prelude: cFunction(f, cScalarOf(inputs[0].dtype), fn),
+    prelude: cFunction(f, cScalarOf(compute), fn),
   });
 }
 
@@ -113,7 +122,7 @@ export function unaryKernel(op: UnaryOp, dtype: DType, rank: number, bits: Index
   if (!supportsUnary(op, dtype))
     throw new Error(`cuda unary: ${op} is not defined for ${dtype} (cast to a float first)`);
   const name = `ar1_unary_${op}_${dtype}_r${rank}_i${bits}`;
-  return irKernel(UNARY_FUNCTIONS[op], name, [{ name: 'x', dtype }], dtype, rank, bits);
+  return irKernel(UNARY_FUNCTIONS[op], name, [{ name: 'x', dtype }], dtype, dtype, rank, bits);
 }
 
 export function binaryKernel(op: BinaryOp, dtype: DType, rank: number, bits: IndexBits): KernelSource {
@@ -123,22 +132,16 @@ export function binaryKernel(op: BinaryOp, dtype: DType, rank: number, bits: Ind
     { name: 'b', dtype },
   ];
   const name = `ar1_binary_${op}_${dtype}_r${rank}_i${bits}`;
-  return irKernel(BINARY_FUNCTIONS[op], name, inputs, COMPARE.has(op) ? 'bool' : dtype, rank, bits);
+  return irKernel(BINARY_FUNCTIONS[op], name, inputs, dtype, COMPARE.has(op) ? 'bool' : dtype, rank, bits);
 }
 
 export function whereKernel(dtype: DType, rank: number, bits: IndexBits): KernelSource {
-  return mapKernel({
-    name: `ar1_where_${dtype}_r${rank}_i${bits}`,
-    rank,
-    bits,
-    out: dtype,
-    inputs: [
-      { name: 'c', dtype: 'bool' },
-      { name: 'a', dtype },
-      { name: 'b', dtype },
-    ],
-    expr: '(v_c ? v_a : v_b)',
-  });
+  const inputs = [
+    { name: 'c', dtype: 'bool' as DType },
+    { name: 'a', dtype },
+    { name: 'b', dtype },
+  ];
+  return irKernel(WHERE_FUNCTION, `ar1_where_${dtype}_r${rank}_i${bits}`, inputs, dtype, dtype, rank, bits);
 }
 
 export function copyKernel(from: DType, to: DType, rank: number, bits: IndexBits): KernelSource {

@@ -6,7 +6,12 @@
  */
 import { isHalf } from '../../../dtype.js';
 import { toHalfBits } from '../../../half.js';
-import { BINARY_FUNCTIONS, INTEGER_UNARY_OPS, UNARY_FUNCTIONS } from '../../../kernel-ir/elementwise.js';
+import {
+  BINARY_FUNCTIONS,
+  INTEGER_UNARY_OPS,
+  UNARY_FUNCTIONS,
+  WHERE_FUNCTION,
+} from '../../../kernel-ir/elementwise.js';
 import type { ScalarFunction } from '../../../kernel-ir/expr.js';
 import { WGSL_PRELUDE, type WgslScalar, wgslFunction } from '../../../kernel-ir/render-wgsl.js';
 import type { BinaryOp, UnaryOp, View } from '../../backend.js';
@@ -77,12 +82,13 @@ export function binary(queue: GpuQueue, op: BinaryOp, a: View, b: View, out: Vie
 }
 
 export function where(queue: GpuQueue, cond: View, a: View, b: View, out: View): void {
-  const c =
-    storageType(cond.dtype) === 'f32'
-      ? 'x0 != 0.0'
-      : storageType(cond.dtype) === 'i32'
-        ? 'x0 != 0'
-        : 'x0 != 0u';
-  const pick = `select(${convert('x2', b.dtype, out.dtype)}, ${convert('x1', a.dtype, out.dtype)}, ${c})`;
-  launchMap(queue, { name: 'where', inputs: [cond, a, b], out, expr: pick });
+  const t = storageType(out.dtype);
+  const type: WgslScalar = t === 'f32' ? 'f32' : 'i32';
+  const branch = (x: string, v: View) => {
+    const value = convert(x, v.dtype, out.dtype);
+    return t === 'u32' ? `i32(${value})` : value;
+  };
+  const { prelude, call } = rendered(WHERE_FUNCTION, type, [`${type}(x0)`, branch('x1', a), branch('x2', b)]);
+  const expr = t === 'u32' ? `u32(${call})` : call;
+  launchMap(queue, { name: 'where', inputs: [cond, a, b], out, expr, prelude });
 }
