@@ -21,14 +21,16 @@ fn tanh_s(x: f32) -> f32 {
 }
 // Math.sign: x itself for 0, −0 and NaN (WGSL's sign gives 0 for NaN).
 fn sign_s(x: f32) -> f32 { return select(select(x, -1.0, x < 0.0), 1.0, x > 0.0); }
+// JavaScript's a ** b: |a|^b, then for a negative base (−0 and −Infinity included) the sign of an odd
+// integer power; a finite negative base to a fraction is NaN.
 fn pow_s(a: f32, b: f32) -> f32 {
   if (b == 0.0) { return 1.0; }
   if (is_nan(a) || is_nan(b)) { return nan_f(); }
   let m = exp2(b * log2(abs(a)));
-  if (a >= 0.0) { return m; }
-  if (floor(b) != b) { return nan_f(); }
-  // A negative base to an integer power: odd powers keep the sign.
-  return select(m, -m, abs(b) < 16777216.0 && (i32(abs(b)) & 1) == 1);
+  if ((bitcast<u32>(a) & 0x80000000u) == 0u) { return m; }
+  let finite = (bitcast<u32>(a) & 0x7f800000u) != 0x7f800000u;
+  if (finite && a != 0.0 && floor(b) != b) { return nan_f(); }
+  return select(m, -m, abs(b) < 16777216.0 && floor(b) == b && (i32(abs(b)) & 1) == 1);
 }
 `,
   i32: /* wgsl */ `

@@ -74,6 +74,39 @@ export function familiesElementwise(
       }
     });
 
+    test('every binary kernel on every pair of special values', async () => {
+      // NaN first or second (maximum keeps a first NaN), signed zeros, infinities, ±1 (pow's special
+      // cases), a fraction and a negative base (pow of a negative base to a fraction is NaN).
+      const specials = [
+        0,
+        -0,
+        1,
+        -1,
+        2.5,
+        -3,
+        0.5,
+        Number.POSITIVE_INFINITY,
+        Number.NEGATIVE_INFINITY,
+        Number.NaN,
+      ];
+      const k = specials.length;
+      for (const op of BINARY_OPS) {
+        await checkSame(
+          device,
+          (dev) => {
+            const a = leaf(dev, [k, 1], specials);
+            const b = leaf(dev, [1, k], specials);
+            const outType = ['eq', 'ne', 'lt', 'le', 'gt', 'ge'].includes(op) ? 'bool' : 'float32';
+            const out = TensorClass.empty(getBackend(dev), [k, k], outType);
+            getBackend(dev).kernels.binary(op, a.expand([k, k]), b.expand([k, k]), out);
+            return [out];
+          },
+          tol.elementwise,
+          `binary ${op} of special values`,
+        );
+      }
+    });
+
     test('unary int32 kernels', async () => {
       const intOps: UnaryOp[] = ['neg', 'abs', 'sign', 'square', 'relu', 'step', 'logical_not'];
       await property(
