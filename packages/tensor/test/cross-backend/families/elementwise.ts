@@ -267,6 +267,34 @@ export function familiesElementwise(
       );
     });
 
+    test('casts of special values: to int32 as an Int32Array stores them, to bool as x ≠ 0', async () => {
+      // Int32Array: truncation toward zero, NaN and ±Infinity to 0, beyond ±2^31 modulo 2^32.
+      const values = [
+        0,
+        -0,
+        2.7,
+        -2.7,
+        0.5,
+        -1e-30,
+        2147483647,
+        3e9,
+        -3e9,
+        1e20,
+        Number.POSITIVE_INFINITY,
+        Number.NEGATIVE_INFINITY,
+        Number.NaN,
+      ];
+      await checkSame(
+        device,
+        (dev) => {
+          const x = leaf(dev, [values.length], values);
+          return [cast(x, 'int32'), cast(x, 'bool')];
+        },
+        tol.elementwise,
+        'casts of special values',
+      );
+    });
+
     test('where, casts and copies of permuted, sliced and concatenated views', async () => {
       await property(
         device,

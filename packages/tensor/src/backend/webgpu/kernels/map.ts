@@ -10,6 +10,7 @@ import { Params, grid, type GpuQueue } from '../queue.js';
 import {
   GROUP_BUILTINS,
   HALF,
+  JS_I32,
   LINEAR_GROUP,
   PARAMS,
   buffer,
@@ -65,6 +66,7 @@ const EXTRA: u32 = ${extraBase}u;
 ${decls}
 ${buffer(count, 'out', out.dtype, true)}
 ${views.some((v) => isHalf(v.dtype)) ? HALF : ''}
+${JS_I32}
 ${spec.prelude ?? ''}
 ${stridedOffsets(rank, count, 1)}
 @compute @workgroup_size(${WG})
@@ -105,6 +107,7 @@ export function convert(x: string, from: DType, to: DType): string {
   const f = storageType(from);
   const t = storageType(to);
   if (f === t) return x;
-  if (to === 'bool') return f === 'f32' ? `(u32(i32(${x})) & 255u)` : `(u32(${x}) & 255u)`;
+  if (to === 'bool') return f === 'f32' ? `(u32(js_i32(${x})) & 255u)` : `(u32(${x}) & 255u)`;
+  if (f === 'f32') return `js_i32(${x})`;
   return `${t}(${x})`;
 }
