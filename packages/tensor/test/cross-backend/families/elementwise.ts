@@ -267,6 +267,43 @@ export function familiesElementwise(
       );
     });
 
+    test('int32 ops at the extremes wrap as an Int32Array store does', async () => {
+      // The CPU computes in doubles and stores with ToInt32, which wraps exactly while a result stays below
+      // 2^53: products (mul, square) get operands up to 2^26, everything else the int32 extremes.
+      const extremes = [-2147483648, 2147483647, -1, 0, 1, 46341, -65536, 3];
+      const factors = [67108863, -67108864, 46341, -65536, 3, -1, 0];
+      const intUnary: UnaryOp[] = ['neg', 'abs', 'sign', 'square', 'relu', 'step', 'logical_not'];
+      const intBinary: BinaryOp[] = ['add', 'sub', 'mul', 'div', 'maximum', 'minimum', 'lt', 'eq'];
+      const valuesFor = (op: string) => (op === 'mul' || op === 'square' ? factors : extremes);
+      await checkSame(
+        device,
+        (dev) => {
+          const unaries = intUnary.map((op) => {
+            const values = valuesFor(op);
+            const out = TensorClass.empty(getBackend(dev), [values.length], 'int32');
+            getBackend(dev).kernels.unary(op, ints(dev, [values.length], values), out);
+            return out;
+          });
+          const binaries = intBinary.map((op) => {
+            const values = valuesFor(op);
+            const k = values.length;
+            const a = ints(dev, [k, 1], values).expand([k, k]);
+            const b = ints(dev, [1, k], values).expand([k, k]);
+            const out = TensorClass.empty(
+              getBackend(dev),
+              [k, k],
+              ['lt', 'eq'].includes(op) ? 'bool' : 'int32',
+            );
+            getBackend(dev).kernels.binary(op, a, b, out);
+            return out;
+          });
+          return [...unaries, ...binaries];
+        },
+        tol.elementwise,
+        'int32 ops at the extremes',
+      );
+    });
+
     test('casts of special values: to int32 as an Int32Array stores them, to bool as x ≠ 0', async () => {
       // Int32Array: truncation toward zero, NaN and ±Infinity to 0, beyond ±2^31 modulo 2^32.
       const values = [
