@@ -91,6 +91,34 @@ export function familiesFused(
         }
     });
 
+    test('softmax family and norms on constant, zero, tiny and large rows', async () => {
+      // Not NaN or ±Infinity: WGSL lets a shader compiler assume its floats are finite (docs/architecture.md).
+      const rows = [
+        [3, 3, 3, 3],
+        [0, 0, 0, 0],
+        [1e15, -1e15, 0, 1],
+        [-1e-30, 1e-30, 0, 0],
+        [88, -88, 87.5, -1e4],
+      ];
+      await checkSame(
+        device,
+        (dev) => {
+          const x = leaf(dev, [rows.length, 4], rows.flat());
+          const targets = ints(dev, [rows.length], [0, 1, 2, 3, 0]);
+          const w = leaf(dev, [4], [1, 2, 0.5, -1]);
+          return [
+            softmax(x, -1),
+            logSoftmax(x, -1),
+            logprobs(x, targets),
+            layerNorm(x, w, null, 1e-5),
+            rmsNorm(x, w, 1e-6),
+          ];
+        },
+        tol.softmax,
+        'softmax family and norms on special rows',
+      );
+    });
+
     test('layer_norm and rms_norm with and without affine parameters: forward and backward', async () => {
       const arb = fc
         .record({
