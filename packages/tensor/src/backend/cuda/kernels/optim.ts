@@ -1,10 +1,13 @@
 /**
- * AdamW, in place on param, m and v. The update is computed in double from the stored values and rounded
- * once, as the CPU backend computes it in JavaScript numbers, so float32 results match it bit for bit
- * (the kernel is memory-bound; the double arithmetic costs nothing measurable on data-centre GPUs).
+ * AdamW, in place on param, m and v. The update (kernel-ir/optim.ts) is computed in double from the stored
+ * values and rounded once, as the CPU backend computes it in JavaScript numbers, so float32 results match it
+ * bit for bit (the kernel is memory-bound; the double arithmetic costs nothing measurable on data-centre
+ * GPUs).
  */
 import type { DType } from '../../../dtype.js';
 import { sizeOf } from '../../../shape.js';
+import { ADAMW_M, ADAMW_P, ADAMW_V } from '../../../kernel-ir/optim.js';
+import { cFunction } from '../../../kernel-ir/render-c.js';
 import type { AdamWArgs } from '../../backend.js';
 import { type Launcher, assertDense, gridFor, ptrOf, sameDtype } from '../launcher.js';
 import { C_TYPE, type KernelSource, source } from './common.js';
@@ -14,15 +17,16 @@ export function adamwKernel(dtype: DType): KernelSource {
     throw new Error(`cuda adamw: expected float32 or float64 parameters, got ${dtype}`);
   const T = C_TYPE[dtype];
   const name = `ar1_adamw_${dtype}`;
-  const body = `extern "C" __global__ void ${name}(${T}* __restrict__ p, const ${T}* __restrict__ g, ${T}* __restrict__ m, ${T}* __restrict__ v, long long n, double lr, double beta1, double beta2, double eps, double decay, double c1, double c2) {
+  const functions = [ADAMW_M, ADAMW_V, ADAMW_P].map((f) => cFunction(f, 'float64', `ar1_${f.name}`));
+  const body = `${functions.join('\n')}
+extern "C" __global__ void ${name}(${T}* __restrict__ p, const ${T}* __restrict__ g, ${T}* __restrict__ m, ${T}* __restrict__ v, long long n, double lr, double beta1, double beta2, double eps, double decay, double c1, double c2) {
   for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) {
     double gi = g[i];
-    double mi = beta1 * (double)m[i] + (1.0 - beta1) * gi;
-    double vi = beta2 * (double)v[i] + (1.0 - beta2) * gi * gi;
+    double mi = ar1_adamw_m((double)m[i], gi, beta1);
+    double vi = ar1_adamw_v((double)v[i], gi, beta2);
     m[i] = (${T})mi;
     v[i] = (${T})vi;
-    double pi = (double)p[i] * (1.0 - lr * decay);
-    p[i] = (${T})(pi - (lr * (mi / c1)) / (sqrt(vi / c2) + eps));
+    p[i] = (${T})ar1_adamw_p((double)p[i], mi, vi, 1.0 - lr * decay, lr, c1, c2, eps);
   }
 }`;
   return source(name, body);

@@ -1,4 +1,9 @@
-/** AdamW in place: param, m and v updated by one thread per element (decoupled weight decay, bias-corrected). */
+/**
+ * AdamW in place: param, m and v updated by one thread per element (decoupled weight decay, bias-corrected),
+ * in f32, with the update's arithmetic from the kernel IR (kernel-ir/optim.ts).
+ */
+import { ADAMW_M, ADAMW_P, ADAMW_V } from '../../../kernel-ir/optim.js';
+import { wgslFunction } from '../../../kernel-ir/render-wgsl.js';
 import type { AdamWArgs } from '../../backend.js';
 import type { GpuStorage } from '../buffers.js';
 import { Params, grid, type GpuQueue } from '../queue.js';
@@ -20,6 +25,7 @@ ${buffer(1, 'p', 'float32', true)}
 ${buffer(2, 'g', 'float32')}
 ${buffer(3, 'm', 'float32', true)}
 ${buffer(4, 'v', 'float32', true)}
+${[ADAMW_M, ADAMW_V, ADAMW_P].map((f) => wgslFunction(f, 'f32', f.name)).join('\n')}
 @compute @workgroup_size(${WG})
 fn main(${GROUP_BUILTINS}) {
   ${LINEAR_GROUP}
@@ -28,12 +34,11 @@ fn main(${GROUP_BUILTINS}) {
   let lr = pf(5u); let b1 = pf(6u); let b2 = pf(7u); let eps = pf(8u);
   let decay = pf(9u); let c1 = pf(10u); let c2 = pf(11u);
   let gi = g[pu(2u) + i];
-  let mi = b1 * m[pu(3u) + i] + (1.0 - b1) * gi;
-  let vi = b2 * v[pu(4u) + i] + (1.0 - b2) * gi * gi;
+  let mi = adamw_m(m[pu(3u) + i], gi, b1);
+  let vi = adamw_v(v[pu(4u) + i], gi, b2);
   m[pu(3u) + i] = mi;
   v[pu(4u) + i] = vi;
-  let pi0 = p[pu(1u) + i] * decay;
-  p[pu(1u) + i] = pi0 - (lr * (mi / c1)) / (sqrt(vi / c2) + eps);
+  p[pu(1u) + i] = adamw_p(p[pu(1u) + i], mi, vi, decay, lr, c1, c2, eps);
 }`,
   );
   // Bias corrections and the decay factor are computed here in float64, once per step.
