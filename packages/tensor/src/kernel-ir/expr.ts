@@ -144,3 +144,27 @@ export function renderText(
       );
   }
 }
+
+/**
+ * `render` remembered per function and arguments: backends render at every kernel launch (before their
+ * pipeline or module cache is consulted), so a function's text is built once, not per launch.
+ */
+export function memoized<A extends string[]>(
+  render: (f: ScalarFunction, ...args: A) => string,
+): (f: ScalarFunction, ...args: A) => string {
+  const cache = new WeakMap<ScalarFunction, Map<string, string>>();
+  return (f, ...args) => {
+    let byArgs = cache.get(f);
+    if (!byArgs) {
+      byArgs = new Map();
+      cache.set(f, byArgs);
+    }
+    const key = args.join('|');
+    let text = byArgs.get(key);
+    if (text === undefined) {
+      text = render(f, ...args);
+      byArgs.set(key, text);
+    }
+    return text;
+  };
+}

@@ -6,7 +6,7 @@
  * ar1_nan_*, ar1_inf_*) are in the kernels' common prelude.
  */
 import type { DType } from '../dtype.js';
-import { type Expr, type Prim, type ScalarFunction, isBool, renderText } from './expr.js';
+import { type Expr, type Prim, type ScalarFunction, isBool, memoized, renderText } from './expr.js';
 
 export type CScalar = 'float32' | 'float64' | 'int32';
 
@@ -134,7 +134,7 @@ export function cScalarOf(dtype: DType): CScalar {
 }
 
 /** `__device__ __forceinline__ T name(T a0, …) { T t0 = …; return …; }` (bool for a comparison). */
-export function cFunction(f: ScalarFunction, type: CScalar, name: string): string {
+export const cFunction = memoized((f: ScalarFunction, type: CScalar, name: string): string => {
   const T = C_NAME[type];
   const params = Array.from({ length: f.arity }, (_, i) => `${T} a${i}`).join(', ');
   const lets = f.lets
@@ -142,4 +142,4 @@ export function cFunction(f: ScalarFunction, type: CScalar, name: string): strin
     .join(' ');
   const result = isBool(f.result, f.lets) ? 'bool' : T;
   return `__device__ __forceinline__ ${result} ${name}(${params}) { ${lets} return ${cExpression(f.result, type)}; }`;
-}
+});

@@ -5,7 +5,7 @@
  * gives 0. A number literal in an i32 function must be an integer.
  */
 import { INF, IS_NAN } from '../backend/webgpu/wgsl.js';
-import { type Expr, type Prim, type ScalarFunction, isBool, renderText } from './expr.js';
+import { type Expr, type Prim, type ScalarFunction, isBool, memoized, renderText } from './expr.js';
 
 export type WgslScalar = 'f32' | 'i32';
 
@@ -118,9 +118,9 @@ const wgslExpression = (e: Expr, type: WgslScalar): string =>
   );
 
 /** `fn <name>(a0: T, …) -> T { let t0 = …; return …; }` (-> bool for a comparison). */
-export function wgslFunction(f: ScalarFunction, type: WgslScalar, name: string): string {
+export const wgslFunction = memoized((f: ScalarFunction, type: WgslScalar, name: string): string => {
   const params = Array.from({ length: f.arity }, (_, i) => `a${i}: ${type}`).join(', ');
   const lets = f.lets.map((e, i) => `let t${i} = ${wgslExpression(e, type)};`).join(' ');
   const result = isBool(f.result, f.lets) ? 'bool' : type;
   return `fn ${name}(${params}) -> ${result} { ${lets} return ${wgslExpression(f.result, type)}; }`;
-}
+});

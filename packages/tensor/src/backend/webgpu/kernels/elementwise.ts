@@ -72,7 +72,7 @@ export function unary(queue: GpuQueue, op: UnaryOp, x: View, out: View): void {
 export function binary(queue: GpuQueue, op: BinaryOp, a: View, b: View, out: View): void {
   const t = storageType(a.dtype);
   // Bools (u32) only meet comparisons and max/min here; arithmetic on bools is promoted to int32 above us.
-  const args = t === 'f32' ? ['x0', 'x1'] : t === 'u32' ? ['i32(x0)', 'i32(x1)'] : ['x0', 'x1'];
+  const args = t === 'u32' ? ['i32(x0)', 'i32(x1)'] : ['x0', 'x1'];
   const { prelude, call } = rendered(BINARY_FUNCTIONS[op], t === 'f32' ? 'f32' : 'i32', args);
   let expr = call;
   if (COMPARE.has(op)) expr = `select(0u, 1u, ${expr})`;

@@ -91,7 +91,6 @@ export function reduce(queue: GpuQueue, op: ReduceOp, x: View, axes: readonly nu
   const ri = innerWalk.shape.length;
   const xt = storageType(x.dtype);
   const acc: WgslScalar = xt === 'f32' ? 'f32' : 'i32';
-  const reduction = combineSource(op, acc);
   const isArg = isArgReduction(op);
   const perGroup = m >= 64 || nOut < 256;
   // Words: nOut, m, xOffset, outOffset, outer shape, outer strides, inner shape, inner strides.
@@ -106,6 +105,7 @@ export function reduce(queue: GpuQueue, op: ReduceOp, x: View, axes: readonly nu
       ? 'u32(r.v)'
       : `${storageType(out.dtype)}(r.v)`;
   const pipeline = queue.pipeline(key, () => {
+    const reduction = combineSource(op, acc);
     const common = `${PARAMS}
 ${buffer(1, 'x', x.dtype)}
 ${buffer(2, 'out', out.dtype, true)}
