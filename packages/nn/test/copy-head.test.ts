@@ -2,6 +2,7 @@ import { Generator, type Tensor, crossEntropy, full, noGrad, randn, tensor, tidy
 import { assertGradcheck } from '@agent-r1/tensor/testing';
 import { describe, expect, it } from 'vitest';
 import { AdamW, CopyHead, TransformerLM } from '../src/index.js';
+import { matchEvidence } from '../src/layers/copy-head.js';
 
 const V = 23;
 const tiny = { vocabSize: V, dModel: 16, layers: 2, heads: 4, kvHeads: 2, maxLength: 32, seed: 7 };
@@ -169,15 +170,56 @@ describe('CopyHead', () => {
     expect(placed[12 + 2]).toBeGreaterThan(0.999);
   });
 
-  it.each([false, true])(
-    'passes gradcheck with match evidence, and its match parameters get their finite-difference gradient (match gate: %s)',
-    (matchGate) => {
+  it('with a match span, continues a figure whose digit groups repeat where two tokens of evidence loop', () => {
+    // `1,285,216` with a token per digit and comma: 1=1, 2=2, 5=5, 6=6, 8=8, 10=','. After `1,285,2` the
+    // last two tokens `,2` occur twice; only the longer span says that `1` (of 216) comes next, not `8`.
+    const figure = [1, 10, 2, 8, 5, 10, 2, 1, 6];
+    const tokens = [...figure, 0, ...figure.slice(0, 7)];
+    const query = tokens.length - 1;
+    const { span, two } = matchEvidence([tokens], [[query]], 1, tokens.length, true);
+    // Keys 3 and 13 (`8`) and 7 (`1`) follow `,2`; only key 7's match goes back 7 tokens (`1,285,2`).
+    expect([two[3], two[7], two[13]]).toEqual([1, 1, 1]);
+    expect([span![3], span![7], span![13]]).toEqual([0, 5, 0]);
+    const T = tokens.length;
+    const h = randn([1, T, 4], { dtype: 'float64', generator: new Generator(2) });
+    const logits = randn([1, T, 12], { dtype: 'float64', generator: new Generator(3) });
+    const next = (withSpan: boolean) => {
+      const head = new CopyHead(4, {
+        dtype: 'float64',
+        std: 0.5,
+        generator: new Generator(1),
+        match: true,
+        matchSpan: withSpan,
+      });
+      matchOnly(head, [20, 20]);
+      if (head.matchSpan) noGrad(() => head.matchSpan!.copy_(full([1], 4, { dtype: 'float64' })));
+      const p = distribution(head, h, logits, tokens);
+      return [p[query * 12 + 8], p[query * 12 + 1]];
+    };
+    // Without it, `8` follows `,2` twice (in the figure and in its copy so far), `1` once.
+    const [loop, right] = next(false);
+    expect(loop).toBeCloseTo(2 / 3, 3);
+    expect(right).toBeCloseTo(1 / 3, 3);
+    const [loopWithSpan, rightWithSpan] = next(true);
+    expect(rightWithSpan).toBeGreaterThan(0.99);
+    expect(loopWithSpan).toBeLessThan(0.01);
+    expect(() => new CopyHead(4, { dtype: 'float64', std: 0.5, matchSpan: true })).toThrow(/needs match/);
+  });
+
+  it.each([
+    [false, false],
+    [true, false],
+    [false, true],
+  ])(
+    'passes gradcheck with match evidence, and its match parameters get their finite-difference gradient (match gate: %s, span: %s)',
+    (matchGate, matchSpan) => {
       const head = new CopyHead(4, {
         dtype: 'float64',
         std: 0.5,
         generator: new Generator(4),
         match: true,
         matchGate,
+        matchSpan,
       });
       const g = new Generator(5);
       // A match gate starts at zeros; random values make its gradient reach every entry's effect.
@@ -186,9 +228,10 @@ describe('CopyHead', () => {
       const h = randn([2, 4, 4], { dtype: 'float64', generator: g });
       const logits = randn([2, 4, 5], { dtype: 'float64', generator: g });
       const keys = randn([2, 4, 4], { dtype: 'float64', generator: g });
+      // Row 1's last query matches `2, 2` twice, once with a span of three.
       const tokenIds = [
         [0, 3, 0, 3],
-        [2, 2, 2, 4],
+        [2, 2, 2, 2],
       ];
       assertGradcheck(
         (x, l, k) => head.forward(x, l, { keys: k, ids: tokenIds, keep: null }),
@@ -197,7 +240,8 @@ describe('CopyHead', () => {
       const weights = randn([2, 4, 5], { dtype: 'float64', generator: g });
       const loss = () =>
         head.forward(h, logits, { keys, ids: tokenIds, keep: null }).logSoftmax(-1).mul(weights).sum();
-      for (const param of [head.match!, ...(head.matchGate ? [head.matchGate] : [])]) {
+      const optional = [head.matchGate, head.matchSpan].filter((p): p is Tensor => p !== null);
+      for (const param of [head.match!, ...optional]) {
         head.zeroGrad();
         tidy(() => loss().backward());
         const grad = Array.from(param.grad!.dataSync());

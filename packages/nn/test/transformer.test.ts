@@ -7,19 +7,35 @@ const tiny = { vocabSize: 23, dModel: 16, layers: 2, heads: 4, kvHeads: 2, maxLe
 
 /** The output layers a model can have: the LM head alone, or with a copy head and its options. */
 const OUTPUT_LAYERS = [
-  { name: 'LM head', copyHead: false, copyMatch: false, copyMatchGate: false, copySourceGate: false },
-  { name: 'copy head', copyHead: true, copyMatch: false, copyMatchGate: false, copySourceGate: false },
+  {
+    name: 'LM head',
+    copyHead: false,
+    copyMatch: false,
+    copyMatchSpan: false,
+    copyMatchGate: false,
+    copySourceGate: false,
+  },
+  {
+    name: 'copy head',
+    copyHead: true,
+    copyMatch: false,
+    copyMatchSpan: false,
+    copyMatchGate: false,
+    copySourceGate: false,
+  },
   {
     name: 'copy head, match evidence, source gate',
     copyHead: true,
     copyMatch: true,
+    copyMatchSpan: false,
     copyMatchGate: false,
     copySourceGate: true,
   },
   {
-    name: 'copy head, gated match evidence, source gate',
+    name: 'copy head, gated match evidence with its span, source gate',
     copyHead: true,
     copyMatch: true,
+    copyMatchSpan: true,
     copyMatchGate: true,
     copySourceGate: true,
   },

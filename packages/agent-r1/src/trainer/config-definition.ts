@@ -47,6 +47,10 @@ const ModelSchema = section('The policy: a decoder-only transformer (@agent-r1/n
     "A copy head: the output mixes in attention over the context's tokens, so that a small policy can repeat names it has only just read (@agent-r1/nn CopyHead).",
   ),
   copyMatch: bool(false, 'The copy head also weighs exact token matches with the context; needs copyHead.'),
+  copyMatchSpan: bool(
+    false,
+    'The copy head also weighs how far back a match goes, so that copying a figure with a repeated digit group does not loop; needs copyMatch.',
+  ),
   copySourceGate: bool(
     false,
     "The copy head's gate also reads the tokens its attention points at; needs copyHead.",

@@ -11,6 +11,8 @@ function checkRelations(c: TrainConfig): void {
     throw rel('model.heads', `(${c.model.heads}) must be a multiple of "model.kvHeads" (${c.model.kvHeads})`);
   for (const key of ['copyMatch', 'copySourceGate'] as const)
     if (c.model[key] && !c.model.copyHead) throw rel(`model.${key}`, 'needs "model.copyHead"');
+  if (c.model.copyMatchSpan && !c.model.copyMatch)
+    throw rel('model.copyMatchSpan', 'needs "model.copyMatch"');
   if (c.model.from !== '' && c.model.copyHead)
     throw rel('model.copyHead', 'cannot be added to a pretrained model ("model.from")');
   if (c.rollout.maxLength > c.model.maxLength)

@@ -19,6 +19,12 @@
  * being copied continues where the last one or two tokens written match the context, even for tokens the
  * small model's hidden states do not tell apart well (measured in docs/history.md).
  *
+ * With `matchSpan` as well, a third learned weight scores how far the match goes back beyond two tokens
+ * (the span of tokens before key j that equal the last ones written, less two, at most SPAN_CAP − 2). In a
+ * figure such as `1,285,216` (one token a digit) the last two tokens written, `,2`, occur twice, and two
+ * tokens of evidence alone loop (`1,285,285,…`); the longer span tells the two apart. A name of several
+ * words copied from one document likewise continues from the place it was copied from.
+ *
  * With `matchGate` as well, the two weights depend on the query: w + h · M (M [dim, 2], zeros at first).
  * Global weights pull every query toward the continuation of its last token's earlier occurrences, so the
  * first name of a second search leans toward repeating the first search's name (both follow `<search>`);
@@ -66,6 +72,8 @@ export interface CopyContext {
 
 /** The match weights' starting value: a mild preference for continuing a match, learned from there. */
 const MATCH_INIT = 1;
+/** The longest match span `matchSpan` counts (spans beyond are scored as this long). */
+export const SPAN_CAP = 8;
 
 export class CopyHead extends Module {
   readonly query: Linear;
@@ -73,6 +81,8 @@ export class CopyHead extends Module {
   readonly gate: Linear;
   /** [2]: the weights of the one- and two-token match evidence, or null without `match`. */
   readonly match: Tensor | null;
+  /** [1]: the weight of the match span beyond two tokens, or null without `matchSpan`. */
+  readonly matchSpan: Tensor | null;
   /** [dim, 2]: how each query's hidden state moves the two match weights, or null without `matchGate`. */
   readonly matchGate: Tensor | null;
   /** Each context token's say in the gate, or null without `sourceGate`. */
@@ -80,7 +90,13 @@ export class CopyHead extends Module {
 
   constructor(
     readonly dim: number,
-    options: InitOptions & { std: number; match?: boolean; matchGate?: boolean; sourceGate?: boolean },
+    options: InitOptions & {
+      std: number;
+      match?: boolean;
+      matchSpan?: boolean;
+      matchGate?: boolean;
+      sourceGate?: boolean;
+    },
   ) {
     super();
     this.query = this.module('query', new Linear(dim, dim, { ...options, bias: false }));
@@ -93,6 +109,10 @@ export class CopyHead extends Module {
       ? this.module('source', new Linear(dim, 1, { ...options, bias: false }))
       : null;
     if (options.matchGate && !options.match) throw new Error('CopyHead: matchGate needs match');
+    if (options.matchSpan && !options.match) throw new Error('CopyHead: matchSpan needs match');
+    this.matchSpan = options.matchSpan
+      ? this.parameter('matchSpan', full([1], MATCH_INIT, { dtype: options.dtype, device: options.device }))
+      : null;
     // Zeros: a new head starts as one with global weights (and draws nothing from the generator).
     this.matchGate = options.matchGate ? this.parameter('matchGate', zerosInit([dim, 2], options)) : null;
   }
@@ -148,7 +168,7 @@ export class CopyHead extends Module {
         .mul(1 / Math.sqrt(this.dim));
       if (this.match) {
         const at = queryAt ?? Array.from({ length: B }, () => Array.from({ length: T }, (_, t) => t));
-        const { one, two } = matchEvidence(keyIds, at, T, S);
+        const { one, two, span } = matchEvidence(keyIds, at, T, S, this.matchSpan !== null);
         const options = { shape: [B, T, S], dtype: h.dtype, device };
         // [2] or, with matchGate, [B, T, 2]: broadcast over the S keys.
         const weights = this.matchGate ? h.matmul(this.matchGate).add(this.match) : this.match;
@@ -156,6 +176,7 @@ export class CopyHead extends Module {
         scores = scores
           .add(tensor(one, options).mul(weights.narrow(last, 0, 1)))
           .add(tensor(two, options).mul(weights.narrow(last, 1, 1)));
+        if (this.matchSpan) scores = scores.add(tensor(span!, options).mul(this.matchSpan));
       }
       const attention = where(keep ?? causalKeep(T, device), scores, -1e9).softmax(-1);
       // c over the distinct ids: [B, T, U].
@@ -219,18 +240,21 @@ function distinctIds(
 }
 
 /**
- * The match evidence [B·T·S] (0/1) of queries at positions queryAt of keyIds: `one` where the token before
- * key j is the query's token, `two` where in addition the token before that is the query's previous token.
+ * The match evidence [B·T·S] of queries at positions queryAt of keyIds: `one` (0/1) where the token before
+ * key j is the query's token, `two` (0/1) where in addition the token before that is the query's previous
+ * token, and with `withSpan`, `span`: how many more tokens before those match too (0 to SPAN_CAP − 2).
  */
-function matchEvidence(
+export function matchEvidence(
   keyIds: readonly ArrayLike<number>[],
   queryAt: readonly ArrayLike<number>[],
   T: number,
   S: number,
-): { one: Float32Array; two: Float32Array } {
+  withSpan = false,
+): { one: Float32Array; two: Float32Array; span?: Float32Array } {
   const B = keyIds.length;
   const one = new Float32Array(B * T * S);
   const two = new Float32Array(B * T * S);
+  const span = withSpan ? new Float32Array(B * T * S) : undefined;
   for (let b = 0; b < B; b++) {
     const row = keyIds[b];
     // Token → the keys j whose previous token (j − 1) it is.
@@ -245,11 +269,21 @@ function matchEvidence(
       const base = (b * T + t) * S;
       for (const j of follows.get(row[p]) ?? []) {
         one[base + j] = 1;
-        if (j >= 2 && p >= 1 && row[j - 2] === row[p - 1]) two[base + j] = 1;
+        if (j >= 2 && p >= 1 && row[j - 2] === row[p - 1]) {
+          two[base + j] = 1;
+          if (span) span[base + j] = sharedSuffix(row, j - 1, p) - 2;
+        }
       }
     }
   }
-  return { one, two };
+  return { one, two, span };
+}
+
+/** How many tokens (at most SPAN_CAP) end at both `a` and `b` of row: row[a − k] = row[b − k] for k < the span. */
+function sharedSuffix(row: ArrayLike<number>, a: number, b: number): number {
+  let n = 0;
+  while (n < SPAN_CAP && a - n >= 0 && row[a - n] === row[b - n]) n++;
+  return n;
 }
 
 /** Bool [T, T]: query t sees keys 0..t. */

@@ -59,6 +59,12 @@ export interface TransformerConfig {
    */
   copyMatch?: boolean;
   /**
+   * The copy head also scores how many tokens a match spans beyond two (a learned weight, see CopyHead), so
+   * that a copy of a figure such as `1,285,216` does not loop on its repeated `,2`. Needs copyMatch
+   * (default false).
+   */
+  copyMatchSpan?: boolean;
+  /**
    * The match evidence's two weights depend on the query's hidden state (see CopyHead). Needs copyMatch
    * (default false).
    */
@@ -86,7 +92,9 @@ export function resolveConfig(c: TransformerConfig): ResolvedConfig {
   for (const key of ['copyMatch', 'copySourceGate'] as const) {
     if (c[key] && !c.copyHead) throw new Error(`TransformerConfig: ${key} needs copyHead`);
   }
-  if (c.copyMatchGate && !c.copyMatch) throw new Error('TransformerConfig: copyMatchGate needs copyMatch');
+  for (const key of ['copyMatchGate', 'copyMatchSpan'] as const) {
+    if (c[key] && !c.copyMatch) throw new Error(`TransformerConfig: ${key} needs copyMatch`);
+  }
   if (c.headDim !== undefined && (!Number.isInteger(c.headDim) || c.headDim <= 0 || c.headDim % 2 !== 0))
     throw new Error(`TransformerConfig: headDim must be a positive even integer, got ${c.headDim}`);
   if (c.normEps !== undefined && !(c.normEps > 0))
@@ -113,6 +121,7 @@ export function resolveConfig(c: TransformerConfig): ResolvedConfig {
     valueHead: c.valueHead ?? false,
     copyHead: c.copyHead ?? false,
     copyMatch: c.copyMatch ?? false,
+    copyMatchSpan: c.copyMatchSpan ?? false,
     copyMatchGate: c.copyMatchGate ?? false,
     copySourceGate: c.copySourceGate ?? false,
     seed: c.seed ?? 0,
@@ -223,6 +232,7 @@ export class TransformerLM extends Module {
             ...init,
             std,
             match: c.copyMatch,
+            matchSpan: c.copyMatchSpan,
             matchGate: c.copyMatchGate,
             sourceGate: c.copySourceGate,
           }),
