@@ -1,6 +1,13 @@
+import { jsFunction } from '../../kernel-ir/render-js.js';
+import { NORM_GRAD, NORM_RSTD, NORM_XHAT } from '../../kernel-ir/rows.js';
 import type { LayerNormArgs, LayerNormBackwardArgs, View } from '../backend.js';
 import { dataOf } from './storage.js';
 import { assertDense } from './strided.js';
+
+// The row arithmetic, from the kernel IR (kernel-ir/rows.ts).
+const rstdOf = jsFunction(NORM_RSTD);
+const xhatOf = jsFunction(NORM_XHAT);
+const gradOf = jsFunction(NORM_GRAD);
 
 function rows(x: View): [number, number] {
   const d = x.shape[x.shape.length - 1];
@@ -28,11 +35,11 @@ function normForward(args: LayerNormArgs, centred: boolean): void {
     }
     let v = 0;
     for (let j = 0; j < d; j++) v += (xs[s + j] - m) ** 2;
-    const inv = 1 / Math.sqrt(v / d + eps);
+    const inv = rstdOf(v, d, eps);
     mu[r] = m;
     rs[r] = inv;
     for (let j = 0; j < d; j++) {
-      let z = (xs[s + j] - m) * inv;
+      let z = xhatOf(xs[s + j], m, inv);
       if (w) z *= w[weight!.offset + j];
       if (b) z += b[bias!.offset + j];
       y[r * d + j] = z;
@@ -66,7 +73,7 @@ function normBackward(args: LayerNormBackwardArgs, centred: boolean): void {
     let sumG = 0;
     let sumGX = 0;
     for (let j = 0; j < d; j++) {
-      const xhat = (xs[s + j] - m) * inv;
+      const xhat = xhatOf(xs[s + j], m, inv);
       const gy = g[gs + j] * (w ? w[weight!.offset + j] : 1);
       sumG += gy;
       sumGX += gy * xhat;
@@ -76,9 +83,9 @@ function normBackward(args: LayerNormBackwardArgs, centred: boolean): void {
     const meanG = centred ? sumG / d : 0;
     const meanGX = sumGX / d;
     for (let j = 0; j < d; j++) {
-      const xhat = (xs[s + j] - m) * inv;
+      const xhat = xhatOf(xs[s + j], m, inv);
       const gy = g[gs + j] * (w ? w[weight!.offset + j] : 1);
-      o[r * d + j] = inv * (gy - meanG - xhat * meanGX);
+      o[r * d + j] = gradOf(gy, xhat, inv, meanG, meanGX);
     }
   }
 }

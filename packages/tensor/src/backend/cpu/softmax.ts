@@ -1,3 +1,14 @@
+import { jsFunction } from '../../kernel-ir/render-js.js';
+import {
+  LOGPROBS_GRAD,
+  LOG_SOFTMAX,
+  LOG_SOFTMAX_DOT,
+  LOG_SOFTMAX_GRAD,
+  LOG_SUM_EXP,
+  SOFTMAX,
+  SOFTMAX_DOT,
+  SOFTMAX_GRAD,
+} from '../../kernel-ir/rows.js';
 import type { View } from '../backend.js';
 import { dataOf } from './storage.js';
 import { assertDense } from './strided.js';
@@ -8,14 +19,20 @@ function rowsOf(v: View): [rows: number, width: number] {
   return [width === 0 ? 0 : size / width, width];
 }
 
+// The row arithmetic, from the kernel IR (kernel-ir/rows.ts).
+const lseOf = jsFunction(LOG_SUM_EXP);
+const logprobsGrad = jsFunction(LOGPROBS_GRAD);
+const OUT = { softmax: jsFunction(SOFTMAX), log: jsFunction(LOG_SOFTMAX) };
+const DOT = { softmax: jsFunction(SOFTMAX_DOT), log: jsFunction(LOG_SOFTMAX_DOT) };
+const GRAD = { softmax: jsFunction(SOFTMAX_GRAD), log: jsFunction(LOG_SOFTMAX_GRAD) };
+
 /** log(sum(exp(row))) with the max subtracted first; -Infinity for an empty or all -Infinity row. */
 function logSumExp(xs: ArrayLike<number>, start: number, width: number): number {
   let max = Number.NEGATIVE_INFINITY;
   for (let j = 0; j < width; j++) if (xs[start + j] > max) max = xs[start + j];
-  if (max === Number.NEGATIVE_INFINITY) return max;
   let sum = 0;
-  for (let j = 0; j < width; j++) sum += Math.exp(xs[start + j] - max);
-  return max + Math.log(sum);
+  if (max !== Number.NEGATIVE_INFINITY) for (let j = 0; j < width; j++) sum += Math.exp(xs[start + j] - max);
+  return lseOf(max, sum);
 }
 
 export function softmax(x: View, out: View, log: boolean): void {
@@ -23,13 +40,11 @@ export function softmax(x: View, out: View, log: boolean): void {
   const xs = dataOf(x);
   const o = dataOf(out);
   const [rows, width] = rowsOf(x);
+  const at = OUT[log ? 'log' : 'softmax'];
   for (let r = 0; r < rows; r++) {
     const start = x.offset + r * width;
     const lse = logSumExp(xs, start, width);
-    for (let j = 0; j < width; j++) {
-      const z = xs[start + j] - lse;
-      o[r * width + j] = log ? z : Math.exp(z);
-    }
+    for (let j = 0; j < width; j++) o[r * width + j] = at(xs[start + j], lse);
   }
 }
 
@@ -39,16 +54,13 @@ export function softmaxBackward(y: View, dy: View, dx: View, log: boolean): void
   const gs = dataOf(dy);
   const o = dataOf(dx);
   const [rows, width] = rowsOf(y);
+  const [term, grad] = log ? [DOT.log, GRAD.log] : [DOT.softmax, GRAD.softmax];
   for (let r = 0; r < rows; r++) {
     const yr = y.offset + r * width;
     const gr = dy.offset + r * width;
     let dot = 0;
-    if (log) for (let j = 0; j < width; j++) dot += gs[gr + j];
-    else for (let j = 0; j < width; j++) dot += gs[gr + j] * ys[yr + j];
-    for (let j = 0; j < width; j++) {
-      // log-softmax: dx = dy - softmax * sum(dy); softmax: dx = y * (dy - sum(dy * y)).
-      o[r * width + j] = log ? gs[gr + j] - Math.exp(ys[yr + j]) * dot : ys[yr + j] * (gs[gr + j] - dot);
-    }
+    for (let j = 0; j < width; j++) dot += term(ys[yr + j], gs[gr + j]);
+    for (let j = 0; j < width; j++) o[r * width + j] = grad(ys[yr + j], gs[gr + j], dot);
   }
 }
 
@@ -86,7 +98,7 @@ export function logprobsBackward(logits: View, targets: View, lse: View, grad: V
     const start = logits.offset + r * width;
     const z = l[lse.offset + r];
     const gr = g[grad.offset + r];
-    for (let j = 0; j < width; j++) o[r * width + j] = -gr * Math.exp(xs[start + j] - z);
+    for (let j = 0; j < width; j++) o[r * width + j] = logprobsGrad(xs[start + j], z, gr);
     o[r * width + ts[targets.offset + r]] += gr;
   }
 }

@@ -6,10 +6,11 @@
  * (statsDtype); their parameter gradients meet in float scratch and are rounded once at the end.
  */
 import { type DType, bytesPerElement, isHalf } from '../../../dtype.js';
+import { NORM_GRAD, NORM_RSTD, NORM_XHAT } from '../../../kernel-ir/rows.js';
 import type { LayerNormArgs, LayerNormBackwardArgs, View } from '../../backend.js';
 import { type Launcher, assertDense, assertStatsDtype, ptrOf, ptrOrNull, sameDtype } from '../launcher.js';
 import { type KernelSource, computeType, source, storageTypes } from './common.js';
-import { ROW_THREADS, blockReducers, rowsDtypeCheck } from './rows.js';
+import { ROW_THREADS, blockReducers, rowFunctions, rowsDtypeCheck } from './rows.js';
 
 export const NORM_COLUMN_THREADS = 256;
 /** Rows summed by one block of the dweight/dbias kernel before its atomicAdd. */
@@ -19,8 +20,8 @@ export function normKernel(dtype: DType, centred: boolean): KernelSource {
   rowsDtypeCheck(centred ? 'layerNorm' : 'rmsNorm', dtype, true);
   const { c, S, T, ld, st } = storageTypes(dtype);
   const name = `ar1_${centred ? 'layer' : 'rms'}_norm_${dtype}`;
-  const sqrt = c === 'float32' ? 'sqrtf' : 'sqrt';
   const body = `${blockReducers(c)}
+${rowFunctions(c, NORM_RSTD, NORM_XHAT)}
 extern "C" __global__ void __launch_bounds__(${ROW_THREADS}) ${name}(${S}* __restrict__ y, ${T}* __restrict__ meanOut, ${T}* __restrict__ rstdOut, const ${S}* __restrict__ x, const ${S}* __restrict__ w, const ${S}* __restrict__ b, long long rows, long long D, double eps) {
   for (long long r = blockIdx.x; r < rows; r += gridDim.x) {
     const ${S}* xr = x + r * D;
@@ -34,10 +35,10 @@ extern "C" __global__ void __launch_bounds__(${ROW_THREADS}) ${name}(${S}* __res
     ${T} v = (${T})0;
     for (long long j = threadIdx.x; j < D; j += blockDim.x) { ${T} d = ${ld('xr[j]')} - m; v += d * d; }
     v = ar1_block_sum(v);
-    ${T} inv = (${T})1 / ${sqrt}(v / (${T})D + (${T})eps);
+    ${T} inv = ${NORM_RSTD.name}(v, (${T})D, (${T})eps);
     if (threadIdx.x == 0) { meanOut[r] = m; rstdOut[r] = inv; }
     for (long long j = threadIdx.x; j < D; j += blockDim.x) {
-      ${T} z = (${ld('xr[j]')} - m) * inv;
+      ${T} z = ${NORM_XHAT.name}(${ld('xr[j]')}, m, inv);
       if (w) z *= ${ld('w[j]')};
       if (b) z += ${ld('b[j]')};
       y[r * D + j] = ${st('z')};
@@ -52,9 +53,10 @@ export function normBackwardKernel(dtype: DType, centred: boolean): KernelSource
   const { c, S, T, ld, st } = storageTypes(dtype);
   const name = `ar1_${centred ? 'layer' : 'rms'}_norm_backward_${dtype}`;
   // Element j's normalised value and its gradient through the weight, read by both passes over the row.
-  const terms = `${T} xhat = (${ld('xr[j]')} - m) * inv;
+  const terms = `${T} xhat = ${NORM_XHAT.name}(${ld('xr[j]')}, m, inv);
       ${T} gy = ${ld('gr[j]')} * (w ? ${ld('w[j]')} : (${T})1);`;
   const body = `${blockReducers(c)}
+${rowFunctions(c, NORM_XHAT, NORM_GRAD)}
 extern "C" __global__ void __launch_bounds__(${ROW_THREADS}) ${name}(${S}* __restrict__ dx, const ${S}* __restrict__ x, const ${S}* __restrict__ w, const ${T}* __restrict__ mean, const ${T}* __restrict__ rstd, const ${S}* __restrict__ dy, long long rows, long long D) {
   for (long long r = blockIdx.x; r < rows; r += gridDim.x) {
     const ${S}* xr = x + r * D;
@@ -73,7 +75,7 @@ extern "C" __global__ void __launch_bounds__(${ROW_THREADS}) ${name}(${S}* __res
     ${T} meanGX = sumGX / (${T})D;
     for (long long j = threadIdx.x; j < D; j += blockDim.x) {
       ${terms}
-      dx[r * D + j] = ${st('inv * (gy - meanG - xhat * meanGX)')};
+      dx[r * D + j] = ${st(`${NORM_GRAD.name}(gy, xhat, inv, meanG, meanGX)`)};
     }
   }
 }`;
@@ -86,9 +88,10 @@ extern "C" __global__ void __launch_bounds__(${ROW_THREADS}) ${name}(${S}* __res
  */
 export function normParamGradKernel(dtype: DType): KernelSource {
   rowsDtypeCheck('normBackward', dtype, true);
-  const { S, T, ld } = storageTypes(dtype);
+  const { c, S, T, ld } = storageTypes(dtype);
   const name = `ar1_norm_param_grad_${dtype}`;
-  const body = `extern "C" __global__ void __launch_bounds__(${NORM_COLUMN_THREADS}) ${name}(${T}* dw, ${T}* db, const ${S}* __restrict__ x, const ${T}* __restrict__ mean, const ${T}* __restrict__ rstd, const ${S}* __restrict__ dy, long long rows, long long D) {
+  const body = `${rowFunctions(c, NORM_XHAT)}
+extern "C" __global__ void __launch_bounds__(${NORM_COLUMN_THREADS}) ${name}(${T}* dw, ${T}* db, const ${S}* __restrict__ x, const ${T}* __restrict__ mean, const ${T}* __restrict__ rstd, const ${S}* __restrict__ dy, long long rows, long long D) {
   long long j = (long long)blockIdx.x * blockDim.x + threadIdx.x;
   if (j >= D) return;
   long long r0 = (long long)blockIdx.y * ${NORM_ROWS_PER_BLOCK};
@@ -96,7 +99,7 @@ export function normParamGradKernel(dtype: DType): KernelSource {
   ${T} sw = (${T})0, sb = (${T})0;
   for (long long r = r0; r < r1; r++) {
     ${T} g = ${ld('dy[r * D + j]')};
-    sw += g * (${ld('x[r * D + j]')} - mean[r]) * rstd[r];
+    sw += g * ${NORM_XHAT.name}(${ld('x[r * D + j]')}, mean[r], rstd[r]);
     sb += g;
   }
   if (dw) atomicAdd(dw + j, sw);

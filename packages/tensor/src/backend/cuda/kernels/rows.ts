@@ -4,6 +4,8 @@
  * result (it is broadcast through shared memory).
  */
 import { type DType, isHalf } from '../../../dtype.js';
+import type { ScalarFunction } from '../../../kernel-ir/expr.js';
+import { cFunction, cScalarOf } from '../../../kernel-ir/render-c.js';
 import { C_TYPE } from './common.js';
 
 export const ROW_THREADS = 256;
@@ -26,6 +28,14 @@ export function blockReducers(dtype: DType): string {
     reducer('ar1_block_sum', `(${T})0`, 'v + o'),
     reducer('ar1_block_max', `-${inf}`, '(o > v ? o : v)'),
   ].join('\n');
+}
+
+/**
+ * The row arithmetic of the kernel IR (kernel-ir/rows.ts) as device functions computing in `compute`
+ * (float32 or float64), each under its IR name.
+ */
+export function rowFunctions(compute: DType, ...functions: ScalarFunction[]): string {
+  return functions.map((f) => cFunction(f, cScalarOf(compute), f.name)).join('\n');
 }
 
 /** Throws unless the kernel takes `dtype`: float32 and float64, and the half types where `halves` says. */

@@ -6,16 +6,22 @@
  * computed in float; each stored result is rounded once, and logprobs saves its log-sum-exp in float.
  */
 import type { DType } from '../../../dtype.js';
+import {
+  LOGPROBS_GRAD,
+  LOG_SOFTMAX,
+  LOG_SOFTMAX_DOT,
+  LOG_SOFTMAX_GRAD,
+  LOG_SUM_EXP,
+  SOFTMAX,
+  SOFTMAX_DOT,
+  SOFTMAX_GRAD,
+} from '../../../kernel-ir/rows.js';
 import type { View } from '../../backend.js';
 import { type Launcher, assertDense, assertStatsDtype, ptrOf, rowsOf, sameDtype } from '../launcher.js';
 import { type KernelSource, source, storageTypes } from './common.js';
-import { ROW_THREADS, blockReducers, rowsDtypeCheck } from './rows.js';
+import { ROW_THREADS, blockReducers, rowFunctions, rowsDtypeCheck } from './rows.js';
 
-function fn(dtype: DType, name: string): string {
-  return dtype === 'float32' ? `${name}f` : name;
-}
-
-/** Code computing `lse` of row `xr` (width W); every thread ends with it. */
+/** Code computing `lse` of row `xr` (width W); every thread ends with it. Needs LOG_SUM_EXP's function. */
 function lseOfRow(dtype: DType): string {
   const { c, T, ld } = storageTypes(dtype);
   const inf = c === 'float32' ? 'ar1_inf_f()' : 'ar1_inf_d()';
@@ -23,24 +29,23 @@ function lseOfRow(dtype: DType): string {
   for (long long j = threadIdx.x; j < W; j += blockDim.x) { ${T} v = ${ld('xr[j]')}; mx = v > mx ? v : mx; }
   mx = ar1_block_max(mx);
   ${T} sum = (${T})0;
-  if (mx != -${inf}) for (long long j = threadIdx.x; j < W; j += blockDim.x) sum += ${fn(c, 'exp')}(${ld('xr[j]')} - mx);
+  if (mx != -${inf}) for (long long j = threadIdx.x; j < W; j += blockDim.x) sum += ${c === 'float32' ? 'expf' : 'exp'}(${ld('xr[j]')} - mx);
   sum = ar1_block_sum(sum);
-  ${T} lse = mx == -${inf} ? mx : mx + ${fn(c, 'log')}(sum);`;
+  ${T} lse = ${LOG_SUM_EXP.name}(mx, sum);`;
 }
 
 export function softmaxKernel(dtype: DType, log: boolean): KernelSource {
   rowsDtypeCheck('softmax', dtype, true);
-  const { c, S, T, ld, st } = storageTypes(dtype);
+  const { c, S, ld, st } = storageTypes(dtype);
   const name = `ar1_${log ? 'log_' : ''}softmax_${dtype}`;
+  const at = log ? LOG_SOFTMAX : SOFTMAX;
   const body = `${blockReducers(c)}
+${rowFunctions(c, LOG_SUM_EXP, at)}
 extern "C" __global__ void __launch_bounds__(${ROW_THREADS}) ${name}(${S}* __restrict__ out, const ${S}* __restrict__ x, long long rows, long long W) {
   for (long long r = blockIdx.x; r < rows; r += gridDim.x) {
     const ${S}* xr = x + r * W;
     ${lseOfRow(dtype)}
-    for (long long j = threadIdx.x; j < W; j += blockDim.x) {
-      ${T} z = ${ld('xr[j]')} - lse;
-      out[r * W + j] = ${st(log ? 'z' : `${fn(c, 'exp')}(z)`)};
-    }
+    for (long long j = threadIdx.x; j < W; j += blockDim.x) out[r * W + j] = ${st(`${at.name}(${ld('xr[j]')}, lse)`)};
   }
 }`;
   return source(name, body);
@@ -51,17 +56,17 @@ export function softmaxBackwardKernel(dtype: DType, log: boolean): KernelSource 
   const { c, S, T, ld, st } = storageTypes(dtype);
   const name = `ar1_${log ? 'log_' : ''}softmax_backward_${dtype}`;
   const [yj, gj] = [ld('y[j]'), ld('g[j]')];
-  const term = log ? gj : `${gj} * ${yj}`;
-  const dx = log ? `${gj} - ${fn(c, 'exp')}(${yj}) * dot` : `${yj} * (${gj} - dot)`;
+  const [term, grad] = log ? [LOG_SOFTMAX_DOT, LOG_SOFTMAX_GRAD] : [SOFTMAX_DOT, SOFTMAX_GRAD];
   const body = `${blockReducers(c)}
+${rowFunctions(c, term, grad)}
 extern "C" __global__ void __launch_bounds__(${ROW_THREADS}) ${name}(${S}* __restrict__ dx, const ${S}* __restrict__ yAll, const ${S}* __restrict__ gAll, long long rows, long long W) {
   for (long long r = blockIdx.x; r < rows; r += gridDim.x) {
     const ${S}* y = yAll + r * W;
     const ${S}* g = gAll + r * W;
     ${T} dot = (${T})0;
-    for (long long j = threadIdx.x; j < W; j += blockDim.x) dot += ${term};
+    for (long long j = threadIdx.x; j < W; j += blockDim.x) dot += ${term.name}(${yj}, ${gj});
     dot = ar1_block_sum(dot);
-    for (long long j = threadIdx.x; j < W; j += blockDim.x) dx[r * W + j] = ${st(dx)};
+    for (long long j = threadIdx.x; j < W; j += blockDim.x) dx[r * W + j] = ${st(`${grad.name}(${yj}, ${gj}, dot)`)};
   }
 }`;
   return source(name, body);
@@ -72,6 +77,7 @@ export function logprobsKernel(dtype: DType): KernelSource {
   const { c, S, T, ld, st } = storageTypes(dtype);
   const name = `ar1_logprobs_${dtype}`;
   const body = `${blockReducers(c)}
+${rowFunctions(c, LOG_SUM_EXP, LOG_SOFTMAX)}
 extern "C" __global__ void __launch_bounds__(${ROW_THREADS}) ${name}(${S}* __restrict__ out, ${T}* __restrict__ lseOut, const ${S}* __restrict__ x, const int* __restrict__ targets, long long rows, long long W, int* err) {
   for (long long r = blockIdx.x; r < rows; r += gridDim.x) {
     const ${S}* xr = x + r * W;
@@ -80,7 +86,7 @@ extern "C" __global__ void __launch_bounds__(${ROW_THREADS}) ${name}(${S}* __res
       int t = targets[r];
       lseOut[r] = lse;
       if (t < 0 || t >= W) { atomicExch(err, 3); out[r] = ${st('0')}; }
-      else out[r] = ${st(`${ld('xr[t]')} - lse`)};
+      else out[r] = ${st(`${LOG_SOFTMAX.name}(${ld('xr[t]')}, lse)`)};
     }
   }
 }`;
@@ -91,12 +97,13 @@ export function logprobsBackwardKernel(dtype: DType): KernelSource {
   rowsDtypeCheck('logprobsBackward', dtype, true);
   const { c, S, T, ld, st } = storageTypes(dtype);
   const name = `ar1_logprobs_backward_${dtype}`;
-  const body = `extern "C" __global__ void __launch_bounds__(${ROW_THREADS}) ${name}(${S}* __restrict__ dx, const ${S}* __restrict__ x, const int* __restrict__ targets, const ${T}* __restrict__ lse, const ${S}* __restrict__ grad, long long rows, long long W) {
+  const body = `${rowFunctions(c, LOGPROBS_GRAD)}
+extern "C" __global__ void __launch_bounds__(${ROW_THREADS}) ${name}(${S}* __restrict__ dx, const ${S}* __restrict__ x, const int* __restrict__ targets, const ${T}* __restrict__ lse, const ${S}* __restrict__ grad, long long rows, long long W) {
   for (long long r = blockIdx.x; r < rows; r += gridDim.x) {
     ${T} z = lse[r], g = ${ld('grad[r]')};
     int t = targets[r];
     for (long long j = threadIdx.x; j < W; j += blockDim.x) {
-      ${T} v = -g * ${fn(c, 'exp')}(${ld('x[r * W + j]')} - z);
+      ${T} v = ${LOGPROBS_GRAD.name}(${ld('x[r * W + j]')}, z, g);
       dx[r * W + j] = ${st('j == t ? v + g : v')};
     }
   }

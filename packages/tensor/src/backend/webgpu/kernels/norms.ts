@@ -4,11 +4,12 @@
  * from the two row sums (Σ gy, Σ gy·x̂); a column kernel sums dweight/dbias over rows, so no atomics are needed.
  * Optional weight and bias select pipeline variants: a WebGPU binding cannot be left empty.
  */
+import { NORM_GRAD, NORM_RSTD, NORM_XHAT } from '../../../kernel-ir/rows.js';
 import type { LayerNormArgs, LayerNormBackwardArgs, View } from '../../backend.js';
 import type { GpuStorage } from '../buffers.js';
 import { type Binding, Params, grid, type GpuQueue } from '../queue.js';
 import { GROUP_BUILTINS, LINEAR_GROUP, PARAMS, buffer } from '../wgsl.js';
-import { rowThreads, rowsOf, subgroupHooks, sumReducer } from './rows.js';
+import { rowFunctions, rowThreads, rowsOf, subgroupHooks, sumReducer } from './rows.js';
 
 interface Slot {
   name: string;
@@ -60,6 +61,7 @@ ${PARAMS}
 ${s.decls}
 ${sumReducer(wg, 'red_mean', 'f32', sg.on)}
 ${sumReducer(wg, 'red_var', 'f32', sg.on)}
+${rowFunctions(NORM_RSTD, NORM_XHAT)}
 @compute @workgroup_size(${wg})
 fn main(${GROUP_BUILTINS}${sg.builtins}) {
   ${sg.init}
@@ -78,9 +80,9 @@ fn main(${GROUP_BUILTINS}${sg.builtins}) {
   }
   var sq = 0.0;
   for (var j = lid.x; j < W; j += ${wg}u) { let d = x[xb + j] - m; sq += d * d; }
-  let inv = 1.0 / sqrt(red_var(sq, lid.x) / f32(W) + pf(2u));
+  let inv = ${NORM_RSTD.name}(red_var(sq, lid.x), f32(W), pf(2u));
   if (lid.x == 0u) { mu[row] = m; rs[row] = inv; }
-  for (var j = lid.x; j < W; j += ${wg}u) { y[row * W + j] = (x[xb + j] - m) * inv${scale}${shift}; }
+  for (var j = lid.x; j < W; j += ${wg}u) { y[row * W + j] = ${NORM_XHAT.name}(x[xb + j], m, inv)${scale}${shift}; }
 }`,
   );
   const params = new Params()
@@ -123,6 +125,7 @@ ${PARAMS}
 ${s.decls}
 ${sumReducer(wg, 'sum_a', 'f32', sg.on)}
 ${sumReducer(wg, 'sum_b', 'f32', sg.on)}
+${rowFunctions(NORM_XHAT, NORM_GRAD)}
 @compute @workgroup_size(${wg})
 fn main(${GROUP_BUILTINS}${sg.builtins}) {
   ${sg.init}
@@ -137,7 +140,7 @@ fn main(${GROUP_BUILTINS}${sg.builtins}) {
   var a = 0.0;
   var b = 0.0;
   for (var j = lid.x; j < W; j += ${wg}u) {
-    let xhat = (x[xb + j] - m) * inv;
+    let xhat = ${NORM_XHAT.name}(x[xb + j], m, inv);
     let gy = ${gy};
     a += gy;
     b += gy * xhat;
@@ -145,9 +148,9 @@ fn main(${GROUP_BUILTINS}${sg.builtins}) {
   let meanG = ${centred ? 'sum_a(a, lid.x) / f32(W)' : '0.0'};
   let meanGX = sum_b(b, lid.x) / f32(W);
   for (var j = lid.x; j < W; j += ${wg}u) {
-    let xhat = (x[xb + j] - m) * inv;
+    let xhat = ${NORM_XHAT.name}(x[xb + j], m, inv);
     let gy = ${gy};
-    dx[row * W + j] = inv * (gy - meanG - xhat * meanGX);
+    dx[row * W + j] = ${NORM_GRAD.name}(gy, xhat, inv, meanG, meanGX);
   }
 }`,
     );
@@ -168,6 +171,7 @@ fn main(${GROUP_BUILTINS}${sg.builtins}) {
     `${name}|params|${[...c.has].join(',')}`,
     () => `${PARAMS}
 ${c.decls}
+${c.has.has('dw') ? rowFunctions(NORM_XHAT) : ''}
 @compute @workgroup_size(${WG})
 fn main(${GROUP_BUILTINS}) {
   ${LINEAR_GROUP}
@@ -178,7 +182,7 @@ fn main(${GROUP_BUILTINS}) {
   var sb = 0.0;
   for (var r = pu(7u); r < pu(8u); r++) {
     let g0 = g[pu(6u) + r * W + j];
-    ${c.has.has('dw') ? 'sw += g0 * (x[pu(2u) + r * W + j] - mu[pu(4u) + r]) * rs[pu(5u) + r];' : ''}
+    ${c.has.has('dw') ? `sw += g0 * ${NORM_XHAT.name}(x[pu(2u) + r * W + j], mu[pu(4u) + r], rs[pu(5u) + r]);` : ''}
     sb += g0;
   }
   let add = pu(9u) == 1u;

@@ -5,7 +5,15 @@
  * The online-softmax pair (running max m, sum s of exp(x - m)) merges two partials by rescaling the smaller
  * max's sum, so the row is read once for both.
  */
+import type { ScalarFunction } from '../../../kernel-ir/expr.js';
+import { LOG_SUM_EXP } from '../../../kernel-ir/rows.js';
+import { wgslFunction } from '../../../kernel-ir/render-wgsl.js';
 import { INF, sizeOfShape } from '../wgsl.js';
+
+/** The row arithmetic of the kernel IR (kernel-ir/rows.ts) as f32 WGSL functions, each under its IR name. */
+export function rowFunctions(...functions: ScalarFunction[]): string {
+  return functions.map((f) => wgslFunction(f, 'f32', f.name)).join('\n');
+}
 
 /** 64 threads for short rows (most of 256 would idle), 256 for long ones. */
 export function rowThreads(width: number): number {
@@ -118,5 +126,6 @@ fn online_add(a: vec2<f32>, x: f32) -> vec2<f32> {
 var<workgroup> lse_buf: array<vec2<f32>, ${wg}>;
 ${reduce}
 
-fn lse_of(p: vec2<f32>) -> f32 { if (p.x == neg_inf()) { return neg_inf(); } return p.x + log(p.y); }`;
+${rowFunctions(LOG_SUM_EXP)}
+fn lse_of(p: vec2<f32>) -> f32 { return ${LOG_SUM_EXP.name}(p.x, p.y); }`;
 }

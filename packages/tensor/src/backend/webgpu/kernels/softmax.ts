@@ -4,11 +4,21 @@
  * online-softmax pair) and once more to write; logprobs writes only one value and the log-sum-exp per row,
  * never the log-softmax itself. CPU rasterisers run a row per invocation instead (see softmaxSerial).
  */
+import {
+  LOGPROBS_GRAD,
+  LOG_SOFTMAX,
+  LOG_SOFTMAX_DOT,
+  LOG_SOFTMAX_GRAD,
+  LOG_SUM_EXP,
+  SOFTMAX,
+  SOFTMAX_DOT,
+  SOFTMAX_GRAD,
+} from '../../../kernel-ir/rows.js';
 import type { View } from '../../backend.js';
 import type { GpuStorage } from '../buffers.js';
 import { Params, grid, type GpuQueue } from '../queue.js';
 import { GROUP_BUILTINS, INF, LINEAR_GROUP, PARAMS, buffer, sizeOfShape } from '../wgsl.js';
-import { onlineReducer, rowThreads, rowsOf, subgroupHooks, sumReducer } from './rows.js';
+import { onlineReducer, rowFunctions, rowThreads, rowsOf, subgroupHooks, sumReducer } from './rows.js';
 
 function checkFloat(kernel: string, ...views: View[]): void {
   for (const v of views)
@@ -23,8 +33,7 @@ const ROW_START = `${LINEAR_GROUP}
 
 /**
  * On CPU rasterisers a row per invocation is faster: the SIMD lanes of a llvmpipe thread are invocations,
- * so 64 rows run side by side with no barriers, and each element costs one exp (max, then exp-and-sum,
- * then scale). Rows longer than SERIAL_MAX go to the workgroup kernels (llvmpipe cuts loops past 65535).
+ * so 64 rows run side by side with no barriers (max, then exp-and-sum, then write). Rows longer than SERIAL_MAX go to the workgroup kernels (llvmpipe cuts loops past 65535).
  */
 const SERIAL_MAX = 32768;
 const SERIAL_WG = 64;
@@ -48,12 +57,18 @@ function softmaxSerial(queue: GpuQueue, x: View, out: View, log: boolean, rows: 
   const hmax = (v: string) => (vec ? `max(max(${v}.x, ${v}.y), max(${v}.z, ${v}.w))` : v);
   const hsum = (v: string) => (vec ? `dot(${v}, vec4<f32>(1.0))` : v);
   const u = vec ? 4 : 1;
+  const at = log ? LOG_SOFTMAX : SOFTMAX;
+  // The IR's functions are scalar: a vec4 row writes lane by lane.
+  const write = vec
+    ? `vec4<f32>(${['x', 'y', 'z', 'w'].map((c) => `${at.name}(v.${c}, lse)`).join(', ')})`
+    : `${at.name}(v, lse)`;
   const pipeline = queue.pipeline(
     `softmax serial|${log}|${vec}`,
     () => `${PARAMS}
 @group(0) @binding(1) var<storage, read> x: array<${E}>;
 @group(0) @binding(2) var<storage, read_write> out: array<${E}>;
 ${INF}
+${rowFunctions(LOG_SUM_EXP, at)}
 @compute @workgroup_size(${SERIAL_WG})
 fn main(${GROUP_BUILTINS}) {
   ${LINEAR_GROUP}
@@ -65,19 +80,11 @@ fn main(${GROUP_BUILTINS}) {
   var mv = ${E}(neg_inf());
   for (var j = 0u; j < W; j++) { mv = max(mv, x[xb + j]); }
   let m = ${hmax('mv')};
-  if (m == neg_inf()) {
-    // Every logit -inf: the CPU reference gives NaN probabilities (exp(-inf - -inf)); so do we.
-    for (var j = 0u; j < W; j++) { out[ob + j] = x[xb + j] - m; }
-    return;
-  }
   var sv = ${E}(0.0);
-  for (var j = 0u; j < W; j++) { sv += exp(x[xb + j] - m); }
-  let sum = ${hsum('sv')};
-  ${
-    log
-      ? 'let lse = m + log(sum); for (var j = 0u; j < W; j++) { out[ob + j] = x[xb + j] - lse; }'
-      : 'let inv = 1.0 / sum; for (var j = 0u; j < W; j++) { out[ob + j] = exp(x[xb + j] - m) * inv; }'
-  }
+  // Every logit −∞: the sum stays 0 and the log-sum-exp is −∞, so the outputs are NaN as on the CPU.
+  if (m != neg_inf()) { for (var j = 0u; j < W; j++) { sv += exp(x[xb + j] - m); } }
+  let lse = ${LOG_SUM_EXP.name}(m, ${hsum('sv')});
+  for (var j = 0u; j < W; j++) { let v = x[xb + j]; out[ob + j] = ${write}; }
 }`,
   );
   queue.dispatch(
@@ -99,7 +106,7 @@ export function softmax(queue: GpuQueue, x: View, out: View, log: boolean): void
   }
   const wg = rowThreads(width);
   const sg = subgroupHooks(queue.subgroups);
-  const write = log ? 'v - lse' : 'exp(v - lse)';
+  const at = log ? LOG_SOFTMAX : SOFTMAX;
   const pipeline = queue.pipeline(
     `softmax|${log}|${wg}${sg.key}`,
     () => `${sg.enable}
@@ -107,6 +114,7 @@ ${PARAMS}
 ${buffer(1, 'x', 'float32')}
 ${buffer(2, 'out', 'float32', true)}
 ${onlineReducer(wg, sg.on)}
+${rowFunctions(at)}
 @compute @workgroup_size(${wg})
 fn main(${GROUP_BUILTINS}${sg.builtins}) {
   ${sg.init}
@@ -116,7 +124,7 @@ fn main(${GROUP_BUILTINS}${sg.builtins}) {
   var p = vec2<f32>(neg_inf(), 0.0);
   for (var j = lid.x; j < W; j += ${wg}u) { p = online_add(p, x[xb + j]); }
   let lse = lse_of(red_lse(p, lid.x));
-  for (var j = lid.x; j < W; j += ${wg}u) { let v = x[xb + j]; out[ob + j] = ${write}; }
+  for (var j = lid.x; j < W; j += ${wg}u) { out[ob + j] = ${at.name}(x[xb + j], lse); }
 }`,
   );
   const params = new Params().u32(rows, width, x.offset);
@@ -134,9 +142,7 @@ export function softmaxBackward(queue: GpuQueue, y: View, dy: View, dx: View, lo
   const [rows, width] = rowsOf(y.shape);
   if (rows === 0) return;
   const wg = rowThreads(width);
-  // log-softmax: dx = dy - exp(y)·Σdy; softmax: dx = y·(dy - Σ dy·y).
-  const term = log ? 'g[gb + j]' : 'g[gb + j] * y[yb + j]';
-  const write = log ? 'g[gb + j] - exp(y[yb + j]) * dot' : 'y[yb + j] * (g[gb + j] - dot)';
+  const [term, grad] = log ? [LOG_SOFTMAX_DOT, LOG_SOFTMAX_GRAD] : [SOFTMAX_DOT, SOFTMAX_GRAD];
   const sg = subgroupHooks(queue.subgroups);
   const pipeline = queue.pipeline(
     `softmaxBackward|${log}|${wg}${sg.key}`,
@@ -146,6 +152,7 @@ ${buffer(1, 'y', 'float32')}
 ${buffer(2, 'g', 'float32')}
 ${buffer(3, 'dx', 'float32', true)}
 ${sumReducer(wg, 'red_sum', 'f32', sg.on)}
+${rowFunctions(term, grad)}
 @compute @workgroup_size(${wg})
 fn main(${GROUP_BUILTINS}${sg.builtins}) {
   ${sg.init}
@@ -153,9 +160,9 @@ fn main(${GROUP_BUILTINS}${sg.builtins}) {
   let yb = pu(2u) + row * W;
   let gb = pu(3u) + row * W;
   var acc = 0.0;
-  for (var j = lid.x; j < W; j += ${wg}u) { acc += ${term}; }
+  for (var j = lid.x; j < W; j += ${wg}u) { acc += ${term.name}(y[yb + j], g[gb + j]); }
   let dot = red_sum(acc, lid.x);
-  for (var j = lid.x; j < W; j += ${wg}u) { dx[row * W + j] = ${write}; }
+  for (var j = lid.x; j < W; j += ${wg}u) { dx[row * W + j] = ${grad.name}(y[yb + j], g[gb + j], dot); }
 }`,
   );
   queue.dispatch(
@@ -188,7 +195,7 @@ export function logprobs(queue: GpuQueue, logits: View, targets: View, out: View
   for (var j = 0u; j < W; j++) { m = max(m, x[xb + j]); }
   var sum = 0.0;
   for (var j = 0u; j < W; j++) { sum += exp(x[xb + j] - m); }
-  let z = select(m + log(sum), neg_inf(), m == neg_inf());
+  let z = ${LOG_SUM_EXP.name}(m, sum);
   let writer = true;`
     : `${ROW_START}
   let xb = pu(2u) + row * W;
@@ -207,7 +214,8 @@ ${buffer(2, 'targets', 'int32')}
 ${buffer(3, 'out', 'float32', true)}
 ${buffer(4, 'lse', 'float32', true)}
 @group(0) @binding(5) var<storage, read_write> status: array<atomic<i32>, 4>;
-${serial ? INF : onlineReducer(wg, sg.on)}
+${serial ? `${INF}\n${rowFunctions(LOG_SUM_EXP)}` : onlineReducer(wg, sg.on)}
+${rowFunctions(LOG_SOFTMAX)}
 @compute @workgroup_size(${wg})
 fn main(${GROUP_BUILTINS}${sg.builtins}) {
   ${sg.init}
@@ -219,7 +227,7 @@ fn main(${GROUP_BUILTINS}${sg.builtins}) {
       atomicStore(&status[0], pi(4u)); atomicStore(&status[1], t);
       out[row] = 0.0;
     } else {
-      out[row] = x[xb + u32(t)] - z;
+      out[row] = ${LOG_SOFTMAX.name}(x[xb + u32(t)], z);
     }
   }
 }`,
@@ -266,6 +274,7 @@ ${buffer(3, 'lse', 'float32')}
 ${buffer(4, 'g', 'float32')}
 ${buffer(5, 'dx', 'float32', true)}
 ${INF}
+${rowFunctions(LOGPROBS_GRAD)}
 @compute @workgroup_size(${WG})
 fn main(${GROUP_BUILTINS}) {
   ${LINEAR_GROUP}
@@ -275,7 +284,7 @@ fn main(${GROUP_BUILTINS}) {
   let row = i / W;
   let j = i % W;
   let gr = g[pu(5u) + row];
-  var v = -gr * exp(x[pu(2u) + i] - lse[pu(4u) + row]);
+  var v = ${LOGPROBS_GRAD.name}(x[pu(2u) + i], lse[pu(4u) + row], gr);
   if (targets[pu(3u) + row] == i32(j)) { v += gr; }
   dx[i] = v;
 }`,
