@@ -5,7 +5,20 @@
  * at the points where a row's values meet its statistics. The wasm kernels keep a float32 SIMD form of
  * their own (exp by a polynomial, sums over lanes), whose roundings differ.
  */
-import { add, div, eq, exp, log, mul, neg, scalarFunction, select, sqrt, sub } from './expr.js';
+import {
+  type ScalarFunction,
+  add,
+  div,
+  eq,
+  exp,
+  log,
+  mul,
+  neg,
+  scalarFunction,
+  select,
+  sqrt,
+  sub,
+} from './expr.js';
 
 /** A row's log-sum-exp from its maximum and Σ exp(x − max): the maximum itself when it is −∞ (an all −∞ row). */
 export const LOG_SUM_EXP = scalarFunction('row_lse', 2, (_, max, sum) =>
@@ -44,6 +57,17 @@ export const NORM_XHAT = scalarFunction('norm_xhat', 3, (_, x, mean, rstd) => mu
 export const NORM_GRAD = scalarFunction('norm_grad', 5, (_, gy, xhat, rstd, meanG, meanGX) =>
   mul(rstd, sub(sub(gy, meanG), mul(xhat, meanGX))),
 );
+
+/** Softmax's or log-softmax's functions: the output at a logit, the backward's dot term and gradient. */
+export function softmaxFunctions(log: boolean): {
+  at: ScalarFunction;
+  dot: ScalarFunction;
+  grad: ScalarFunction;
+} {
+  return log
+    ? { at: LOG_SOFTMAX, dot: LOG_SOFTMAX_DOT, grad: LOG_SOFTMAX_GRAD }
+    : { at: SOFTMAX, dot: SOFTMAX_DOT, grad: SOFTMAX_GRAD };
+}
 
 /** Every row function, for a renderer that defines them all in one shader or module. */
 export const ROW_FUNCTIONS = [

@@ -1,14 +1,5 @@
 import { jsFunction } from '../../kernel-ir/render-js.js';
-import {
-  LOGPROBS_GRAD,
-  LOG_SOFTMAX,
-  LOG_SOFTMAX_DOT,
-  LOG_SOFTMAX_GRAD,
-  LOG_SUM_EXP,
-  SOFTMAX,
-  SOFTMAX_DOT,
-  SOFTMAX_GRAD,
-} from '../../kernel-ir/rows.js';
+import { LOGPROBS_GRAD, LOG_SUM_EXP, softmaxFunctions } from '../../kernel-ir/rows.js';
 import type { View } from '../backend.js';
 import { dataOf } from './storage.js';
 import { assertDense } from './strided.js';
@@ -22,9 +13,12 @@ function rowsOf(v: View): [rows: number, width: number] {
 // The row arithmetic, from the kernel IR (kernel-ir/rows.ts).
 const lseOf = jsFunction(LOG_SUM_EXP);
 const logprobsGrad = jsFunction(LOGPROBS_GRAD);
-const OUT = { softmax: jsFunction(SOFTMAX), log: jsFunction(LOG_SOFTMAX) };
-const DOT = { softmax: jsFunction(SOFTMAX_DOT), log: jsFunction(LOG_SOFTMAX_DOT) };
-const GRAD = { softmax: jsFunction(SOFTMAX_GRAD), log: jsFunction(LOG_SOFTMAX_GRAD) };
+/** Softmax's functions ([0]) and log-softmax's ([1]), compiled. */
+const SOFTMAX_JS = [false, true].map((log) => {
+  const { at, dot, grad } = softmaxFunctions(log);
+  return { at: jsFunction(at), dot: jsFunction(dot), grad: jsFunction(grad) };
+});
+const logSoftmaxAt = SOFTMAX_JS[1].at;
 
 /** log(sum(exp(row))) with the max subtracted first; -Infinity for an empty or all -Infinity row. */
 function logSumExp(xs: ArrayLike<number>, start: number, width: number): number {
@@ -40,7 +34,7 @@ export function softmax(x: View, out: View, log: boolean): void {
   const xs = dataOf(x);
   const o = dataOf(out);
   const [rows, width] = rowsOf(x);
-  const at = OUT[log ? 'log' : 'softmax'];
+  const { at } = SOFTMAX_JS[Number(log)];
   for (let r = 0; r < rows; r++) {
     const start = x.offset + r * width;
     const lse = logSumExp(xs, start, width);
@@ -54,7 +48,7 @@ export function softmaxBackward(y: View, dy: View, dx: View, log: boolean): void
   const gs = dataOf(dy);
   const o = dataOf(dx);
   const [rows, width] = rowsOf(y);
-  const [term, grad] = log ? [DOT.log, GRAD.log] : [DOT.softmax, GRAD.softmax];
+  const { dot: term, grad } = SOFTMAX_JS[Number(log)];
   for (let r = 0; r < rows; r++) {
     const yr = y.offset + r * width;
     const gr = dy.offset + r * width;
@@ -82,7 +76,7 @@ export function logprobs(logits: View, targets: View, out: View, lse: View): voi
     checkTarget(t, width, r);
     const z = logSumExp(xs, start, width);
     l[r] = z;
-    o[r] = xs[start + t] - z;
+    o[r] = logSoftmaxAt(xs[start + t], z);
   }
 }
 

@@ -6,16 +6,7 @@
  * computed in float; each stored result is rounded once, and logprobs saves its log-sum-exp in float.
  */
 import type { DType } from '../../../dtype.js';
-import {
-  LOGPROBS_GRAD,
-  LOG_SOFTMAX,
-  LOG_SOFTMAX_DOT,
-  LOG_SOFTMAX_GRAD,
-  LOG_SUM_EXP,
-  SOFTMAX,
-  SOFTMAX_DOT,
-  SOFTMAX_GRAD,
-} from '../../../kernel-ir/rows.js';
+import { LOGPROBS_GRAD, LOG_SOFTMAX, LOG_SUM_EXP, softmaxFunctions } from '../../../kernel-ir/rows.js';
 import type { View } from '../../backend.js';
 import { type Launcher, assertDense, assertStatsDtype, ptrOf, rowsOf, sameDtype } from '../launcher.js';
 import { type KernelSource, source, storageTypes } from './common.js';
@@ -38,7 +29,7 @@ export function softmaxKernel(dtype: DType, log: boolean): KernelSource {
   rowsDtypeCheck('softmax', dtype, true);
   const { c, S, ld, st } = storageTypes(dtype);
   const name = `ar1_${log ? 'log_' : ''}softmax_${dtype}`;
-  const at = log ? LOG_SOFTMAX : SOFTMAX;
+  const { at } = softmaxFunctions(log);
   const body = `${blockReducers(c)}
 ${rowFunctions(c, LOG_SUM_EXP, at)}
 extern "C" __global__ void __launch_bounds__(${ROW_THREADS}) ${name}(${S}* __restrict__ out, const ${S}* __restrict__ x, long long rows, long long W) {
@@ -56,7 +47,7 @@ export function softmaxBackwardKernel(dtype: DType, log: boolean): KernelSource 
   const { c, S, T, ld, st } = storageTypes(dtype);
   const name = `ar1_${log ? 'log_' : ''}softmax_backward_${dtype}`;
   const [yj, gj] = [ld('y[j]'), ld('g[j]')];
-  const [term, grad] = log ? [LOG_SOFTMAX_DOT, LOG_SOFTMAX_GRAD] : [SOFTMAX_DOT, SOFTMAX_GRAD];
+  const { dot: term, grad } = softmaxFunctions(log);
   const body = `${blockReducers(c)}
 ${rowFunctions(c, term, grad)}
 extern "C" __global__ void __launch_bounds__(${ROW_THREADS}) ${name}(${S}* __restrict__ dx, const ${S}* __restrict__ yAll, const ${S}* __restrict__ gAll, long long rows, long long W) {

@@ -4,16 +4,7 @@
  * online-softmax pair) and once more to write; logprobs writes only one value and the log-sum-exp per row,
  * never the log-softmax itself. CPU rasterisers run a row per invocation instead (see softmaxSerial).
  */
-import {
-  LOGPROBS_GRAD,
-  LOG_SOFTMAX,
-  LOG_SOFTMAX_DOT,
-  LOG_SOFTMAX_GRAD,
-  LOG_SUM_EXP,
-  SOFTMAX,
-  SOFTMAX_DOT,
-  SOFTMAX_GRAD,
-} from '../../../kernel-ir/rows.js';
+import { LOGPROBS_GRAD, LOG_SOFTMAX, LOG_SUM_EXP, softmaxFunctions } from '../../../kernel-ir/rows.js';
 import type { View } from '../../backend.js';
 import type { GpuStorage } from '../buffers.js';
 import { Params, grid, type GpuQueue } from '../queue.js';
@@ -57,7 +48,7 @@ function softmaxSerial(queue: GpuQueue, x: View, out: View, log: boolean, rows: 
   const hmax = (v: string) => (vec ? `max(max(${v}.x, ${v}.y), max(${v}.z, ${v}.w))` : v);
   const hsum = (v: string) => (vec ? `dot(${v}, vec4<f32>(1.0))` : v);
   const u = vec ? 4 : 1;
-  const at = log ? LOG_SOFTMAX : SOFTMAX;
+  const { at } = softmaxFunctions(log);
   // The IR's functions are scalar: a vec4 row writes lane by lane.
   const write = vec
     ? `vec4<f32>(${['x', 'y', 'z', 'w'].map((c) => `${at.name}(v.${c}, lse)`).join(', ')})`
@@ -106,7 +97,7 @@ export function softmax(queue: GpuQueue, x: View, out: View, log: boolean): void
   }
   const wg = rowThreads(width);
   const sg = subgroupHooks(queue.subgroups);
-  const at = log ? LOG_SOFTMAX : SOFTMAX;
+  const { at } = softmaxFunctions(log);
   const pipeline = queue.pipeline(
     `softmax|${log}|${wg}${sg.key}`,
     () => `${sg.enable}
@@ -142,7 +133,7 @@ export function softmaxBackward(queue: GpuQueue, y: View, dy: View, dx: View, lo
   const [rows, width] = rowsOf(y.shape);
   if (rows === 0) return;
   const wg = rowThreads(width);
-  const [term, grad] = log ? [LOG_SOFTMAX_DOT, LOG_SOFTMAX_GRAD] : [SOFTMAX_DOT, SOFTMAX_GRAD];
+  const { dot: term, grad } = softmaxFunctions(log);
   const sg = subgroupHooks(queue.subgroups);
   const pipeline = queue.pipeline(
     `softmaxBackward|${log}|${wg}${sg.key}`,
