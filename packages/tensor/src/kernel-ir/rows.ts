@@ -1,6 +1,6 @@
 /**
  * The scalar arithmetic of the row kernels — softmax and log-softmax with their backward, logprobs with its
- * backward, layer and RMS norms with theirs — written once for the CPU, WebGPU and CUDA. Each backend keeps
+ * backward, layer and RMS norms with theirs, attention's backward — written once for the CPU, WebGPU and CUDA. Each backend keeps
  * its own row loop (a thread per row, a workgroup per row, a block per row with warp sums) and calls these
  * at the points where a row's values meet its statistics. The wasm kernels keep a float32 SIMD form of
  * their own (exp by a polynomial, sums over lanes), whose roundings differ.
@@ -58,6 +58,14 @@ export const NORM_GRAD = scalarFunction('norm_grad', 5, (_, gy, xhat, rstd, mean
   mul(rstd, sub(sub(gy, meanG), mul(xhat, meanGX))),
 );
 
+/**
+ * Attention's backward at one score: dS = P·(dP − delta)·scale, of (P, dP = dO·V, delta = dO·O, scale);
+ * the tiled kernels keep their own loops and recompute P as they go.
+ */
+export const ATTENTION_DS = scalarFunction('attention_ds', 4, (_, p, dp, delta, scale) =>
+  mul(mul(p, sub(dp, delta)), scale),
+);
+
 /** Softmax's or log-softmax's functions: the output at a logit, the backward's dot term and gradient. */
 export function softmaxFunctions(log: boolean): {
   at: ScalarFunction;
@@ -82,4 +90,5 @@ export const ROW_FUNCTIONS = [
   NORM_RSTD,
   NORM_XHAT,
   NORM_GRAD,
+  ATTENTION_DS,
 ];

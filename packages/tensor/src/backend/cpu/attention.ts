@@ -3,6 +3,8 @@
  * copied once into float64 scratch, so the inner loops index one monomorphic array type whatever the
  * storage dtype, and causally masked keys are skipped rather than scored.
  */
+import { jsFunction } from '../../kernel-ir/render-js.js';
+import { ATTENTION_DS } from '../../kernel-ir/rows.js';
 import {
   type AttentionArgs,
   type AttentionBackwardArgs,
@@ -14,6 +16,8 @@ import {
 } from '../backend.js';
 import { dataOf } from './storage.js';
 import { assertDense, elementOffsets } from './strided.js';
+
+const attentionDs = jsFunction(ATTENTION_DS);
 
 interface Layout extends AttentionDims {
   /** Offsets of mask[b, h, i, 0] for each (b, h, i) row, and the mask's stride along keys. */
@@ -180,7 +184,7 @@ export function attentionBackward(args: AttentionBackwardArgs): void {
           dp += g * v[jOff + d];
           dv[jOff + d] += pj * g;
         }
-        const ds = pj * (dp - delta) * args.scale;
+        const ds = attentionDs(pj, dp, delta, args.scale);
         for (let d = 0; d < D; d++) {
           dq[d] += ds * k[jOff + d];
           dk[jOff + d] += ds * q[rOff + d];

@@ -14,9 +14,11 @@
  */
 import { type DType, bytesPerElement, isHalf } from '../../../dtype.js';
 import { type AttentionArgs, type AttentionBackwardArgs, assertHeadsDense } from '../../backend.js';
+import { ATTENTION_DS } from '../../../kernel-ir/rows.js';
 import type { KernelArg } from '../args.js';
 import { type Launcher, assertDense, assertStatsDtype, ptrOf, ptrOrNull, sameDtype } from '../launcher.js';
 import { type KernelSource, computeType, source, storageTypes } from './common.js';
+import { rowFunctions } from './rows.js';
 
 /** Threads per query row (forward, dQ) or per key row (dK/dV). */
 export const TPR = 4;
@@ -210,7 +212,8 @@ export function attentionDqKernel(dtype: DType, dmax: number): KernelSource {
   const p = attentionTile('dq', dtype, dmax);
   const threads = p * TPR;
   const name = names('dq', dtype, dmax);
-  const body = `extern "C" __global__ void __launch_bounds__(${threads}) ${name}(${E}* __restrict__ dq, const ${E}* __restrict__ q, const ${E}* __restrict__ k, const ${E}* __restrict__ v, const ${E}* __restrict__ dout, const ${T}* __restrict__ lse, const ${T}* __restrict__ delta, ${COMMON_PARAMS}) {
+  const body = `${rowFunctions(types.c, ATTENTION_DS)}
+extern "C" __global__ void __launch_bounds__(${threads}) ${name}(${E}* __restrict__ dq, const ${E}* __restrict__ q, const ${E}* __restrict__ k, const ${E}* __restrict__ v, const ${E}* __restrict__ dout, const ${T}* __restrict__ lse, const ${T}* __restrict__ delta, ${COMMON_PARAMS}) {
   __shared__ ${T} Qs[${p}][${dmax + 1}];
   __shared__ ${T} dOs[${p}][${dmax + 1}];
   __shared__ ${T} Ks[${p}][${dmax + 1}];
@@ -247,7 +250,7 @@ export function attentionDqKernel(dtype: DType, dmax: number): KernelSource {
       #pragma unroll 8
       for (int d = 0; d < ${dmax}; d++) { sc += Qs[row][d] * Ks[c][d]; dp += dOs[row][d] * Vs[c][d]; }
       ${T} pij = (lseI != -${inf} && ${allowed('i', 'j')}) ? ${exp}(sc * scale - lseI) : (${T})0;
-      dSs[row][c] = pij * (dp - deltaI) * scale;
+      dSs[row][c] = ${ATTENTION_DS.name}(pij, dp, deltaI, scale);
     }
     __syncthreads();
     for (int c = 0; c < ${p}; c++) {
@@ -274,7 +277,8 @@ export function attentionDkvKernel(dtype: DType, dmax: number): KernelSource {
   const p = attentionTile('dkv', dtype, dmax);
   const threads = p * TPR;
   const name = names('dkv', dtype, dmax);
-  const body = `extern "C" __global__ void __launch_bounds__(${threads}) ${name}(${E}* __restrict__ dk, ${E}* __restrict__ dv, const ${E}* __restrict__ q, const ${E}* __restrict__ k, const ${E}* __restrict__ v, const ${E}* __restrict__ dout, const ${T}* __restrict__ lse, const ${T}* __restrict__ delta, ${COMMON_PARAMS}) {
+  const body = `${rowFunctions(types.c, ATTENTION_DS)}
+extern "C" __global__ void __launch_bounds__(${threads}) ${name}(${E}* __restrict__ dk, ${E}* __restrict__ dv, const ${E}* __restrict__ q, const ${E}* __restrict__ k, const ${E}* __restrict__ v, const ${E}* __restrict__ dout, const ${T}* __restrict__ lse, const ${T}* __restrict__ delta, ${COMMON_PARAMS}) {
   __shared__ ${T} Ks[${p}][${dmax + 1}];
   __shared__ ${T} Vs[${p}][${dmax + 1}];
   __shared__ ${T} Qs[${p}][${dmax + 1}];
@@ -321,7 +325,7 @@ export function attentionDkvKernel(dtype: DType, dmax: number): KernelSource {
         for (int d = 0; d < ${dmax}; d++) { sc += Qs[r][d] * Ks[krow][d]; dp += dOs[r][d] * Vs[krow][d]; }
         ${T} pij = (lses[r] != -${inf} && ${allowed('i', 'j')}) ? ${exp}(sc * scale - lses[r]) : (${T})0;
         Pt[krow][r] = pij;
-        dSt[krow][r] = pij * (dp - deltas[r]) * scale;
+        dSt[krow][r] = ${ATTENTION_DS.name}(pij, dp, deltas[r], scale);
       }
       __syncthreads();
       for (int r = 0; r < ${p}; r++) {

@@ -3,9 +3,11 @@
  * delta = dO·O), another walks query rows per key (dK, dV), each recomputing probabilities from the saved
  * log-sum-exp; both run as passes over chunks of keys (or rows), carrying their sums in the outputs.
  */
+import { ATTENTION_DS } from '../../../kernel-ir/rows.js';
 import type { AttentionBackwardArgs } from '../../backend.js';
 import { type GpuQueue, grid } from '../queue.js';
 import { GROUP_BUILTINS, LINEAR_GROUP, buffer } from '../wgsl.js';
+import { rowFunctions } from './rows.js';
 import {
   ROWS,
   type Shape,
@@ -29,6 +31,7 @@ ${buffer(6, 'dO', 'float32')}
 ${buffer(7, 'dQ', 'float32', true)}
 ${buffer(8, 'DELTA', 'float32', true)}
 ${maskDecl(9, hasMask)}
+${rowFunctions(ATTENTION_DS)}
 var<workgroup> Ks: array<f32, ${s.TILE * s.DM}>;
 var<workgroup> Vs: array<f32, ${s.TILE * s.DM}>;
 @compute @workgroup_size(${ROWS})
@@ -76,7 +79,7 @@ fn main(${GROUP_BUILTINS}) {
           var pdot = 0.0;
           for (var d = 0u; d < D; d++) { sdot += q[d] * Ks[r * DM + d]; pdot += g[d] * Vs[r * DM + d]; }
           let p = exp(sdot * scale - lse);
-          let ds = p * (pdot - delta) * scale;
+          let ds = ${ATTENTION_DS.name}(p, pdot, delta, scale);
           for (var d = 0u; d < D; d++) { dq[d] += ds * Ks[r * DM + d]; }
         }
       }
@@ -102,6 +105,7 @@ ${buffer(6, 'DELTA', 'float32')}
 ${buffer(7, 'dK', 'float32', true)}
 ${buffer(8, 'dV', 'float32', true)}
 ${maskDecl(9, hasMask)}
+${rowFunctions(ATTENTION_DS)}
 var<workgroup> Qs: array<f32, ${s.TILE * s.DM}>;
 var<workgroup> Gs: array<f32, ${s.TILE * s.DM}>;
 var<workgroup> Ls: array<f32, ${s.TILE}>;
@@ -157,7 +161,7 @@ fn main(${GROUP_BUILTINS}) {
             var pdot = 0.0;
             for (var d = 0u; d < D; d++) { sdot += Qs[r * DM + d] * k[d]; pdot += Gs[r * DM + d] * v[d]; }
             let p = exp(sdot * scale - Ls[r]);
-            let ds = p * (pdot - Ds[r]) * scale;
+            let ds = ${ATTENTION_DS.name}(p, pdot, Ds[r], scale);
             for (var d = 0u; d < D; d++) { dv[d] += p * Gs[r * DM + d]; dk[d] += ds * Qs[r * DM + d]; }
           }
         }
