@@ -282,6 +282,9 @@ describe('error messages name the full key path', () => {
     );
     expect(fails(['train.microBatchSize=64'])).toContain('must be <= "train.miniBatchSize"');
     expect(fails(['model.copyMatch=true'])).toBe('config: "model.copyMatch" needs "model.copyHead"');
+    expect(fails(['model.copyHead=true', 'model.copyMatchSpan=true'])).toBe(
+      'config: "model.copyMatchSpan" needs "model.copyMatch"',
+    );
   });
 
   it('missing keys of a complete config', () => {
