@@ -23,9 +23,16 @@ import {
 } from '../src/kernel-ir/elementwise.js';
 import { abs, add, div, scalarFunction, sub } from '../src/kernel-ir/expr.js';
 import { cFunction } from '../src/kernel-ir/render-c.js';
-import { argReduceClosure, jsClosure, reduceClosure, runClosure } from '../src/kernel-ir/js-closures.js';
+import {
+  argReduceClosure,
+  jsClosure,
+  reduceClosure,
+  rowClosure,
+  runClosure,
+} from '../src/kernel-ir/js-closures.js';
 import { ARG_REDUCTIONS, VALUE_REDUCTIONS } from '../src/kernel-ir/reduce.js';
-import { jsArgReduce, jsFunction, jsReduce, jsRun, jsSource } from '../src/kernel-ir/render-js.js';
+import { jsArgReduce, jsFunction, jsReduce, jsRowLoop, jsRun, jsSource } from '../src/kernel-ir/render-js.js';
+import { ROW_FUNCTIONS } from '../src/kernel-ir/rows.js';
 import { wasmRenders } from '../src/kernel-ir/render-wasm.js';
 import { wgslFunction } from '../src/kernel-ir/render-wgsl.js';
 
@@ -269,6 +276,38 @@ describe('kernel IR', () => {
           argReduceClosure(better)(VALUES, base, inner, 9),
         );
     }
+  });
+
+  test("the row kernels' loops, compiled and as closures, agree with their function element by element", () => {
+    const n = 40;
+    const offset = 3;
+    const column = (k: number) =>
+      Float64Array.from({ length: n + offset }, (_, j) => VALUES[(j * 37 + k * 101) % VALUES.length]);
+    const same64 = (a: number, b: number) => Object.is(a, b) || (Number.isNaN(a) && Number.isNaN(b));
+    for (const f of ROW_FUNCTIONS)
+      for (let arrays = 1; arrays <= Math.min(2, f.arity); arrays++) {
+        const xs = Array.from({ length: arrays }, (_, k) => column(k));
+        const scalars = Array.from({ length: f.arity - arrays }, (_, k) => [0.75, -1.5, 2, 1e-5, 3][k]);
+        const reads = xs.flatMap((x) => [x, offset]);
+        const one = jsFunction(f);
+        const want = Array.from({ length: n }, (_, j) => one(...xs.map((x) => x[offset + j]), ...scalars));
+        for (const loop of [jsRowLoop, rowClosure]) {
+          const got = new Float64Array(n + 1);
+          loop(f, arrays, 'map')(...reads, ...scalars, got, 1, n);
+          expect(
+            Array.from(got.subarray(1)).every((v, j) => same64(v, want[j])),
+            `${f.name} map`,
+          ).toBe(true);
+          const sum = loop(f, arrays, 'sum')(...reads, ...scalars, n) as number;
+          expect(
+            same64(
+              sum,
+              want.reduce((a, v) => a + v, 0),
+            ),
+            `${f.name} sum`,
+          ).toBe(true);
+        }
+      }
   });
 
   test('every renderer renders what it claims and refuses what it cannot', () => {

@@ -11,6 +11,13 @@ import type { Expr, Prim, ScalarFunction } from './expr.js';
  */
 export type RunLoop = (...args: (ArrayLike<number> | number)[]) => void;
 
+/**
+ * A loop along a row of `arrays` dense operands: argument k < arrays read from x<k> at i<k> + j, the
+ * arguments after them scalars the call passes (a row's statistics), for j < n. A map writes f to o from
+ * `at` on: (x0, i0, …, s…, o, at, n); a sum returns Σ f from 0 in order: (x0, i0, …, s…, n).
+ */
+export type RowLoop = (...args: (ArrayLike<number> | number)[]) => number | undefined;
+
 /** A reduction loop over xs[base + inner[j]], j < m: the accumulated value, or the arg's index. */
 export type ReduceLoop = (xs: ArrayLike<number>, base: number, inner: Int32Array, m: number) => number;
 
@@ -111,5 +118,32 @@ export function argReduceClosure(better: ScalarFunction): ReduceLoop {
       }
     }
     return at;
+  };
+}
+
+/** `jsRowSource`'s loop as closures. */
+export function rowClosure(f: ScalarFunction, arrays: number, kind: 'map' | 'sum'): RowLoop {
+  const fn = jsClosure(f);
+  const scalars = f.arity - arrays;
+  return (...p) => {
+    const xs = Array.from({ length: arrays }, (_, k) => p[2 * k] as ArrayLike<number>);
+    const is = Array.from({ length: arrays }, (_, k) => p[2 * k + 1] as number);
+    const ss = p.slice(2 * arrays, 2 * arrays + scalars) as number[];
+    const n = p[p.length - 1] as number;
+    const args = new Array<number>(f.arity);
+    const valueAt = (j: number) => {
+      for (let k = 0; k < arrays; k++) args[k] = xs[k][is[k] + j];
+      for (let k = 0; k < scalars; k++) args[arrays + k] = ss[k];
+      return fn(...args);
+    };
+    if (kind === 'sum') {
+      let acc = 0;
+      for (let j = 0; j < n; j++) acc += valueAt(j);
+      return acc;
+    }
+    const o = p[2 * arrays + scalars] as number[];
+    const at = p[2 * arrays + scalars + 1] as number;
+    for (let j = 0; j < n; j++) o[at + j] = valueAt(j);
+    return undefined;
   };
 }

@@ -5,14 +5,16 @@
 import { type Expr, type Prim, type ScalarFunction, isBool, renderText } from './expr.js';
 import {
   type ReduceLoop,
+  type RowLoop,
   type RunLoop,
   argReduceClosure,
   jsClosure,
   reduceClosure,
+  rowClosure,
   runClosure,
 } from './js-closures.js';
 
-export type { ReduceLoop, RunLoop };
+export type { ReduceLoop, RowLoop, RunLoop };
 
 const INFIX: Partial<Record<Prim, string>> = {
   add: '+',
@@ -145,4 +147,30 @@ export function jsReduce(f: ScalarFunction, identity: number): ReduceLoop {
 /** `jsArgReduceSource`'s loop, compiled, or `argReduceClosure` where compiling is forbidden. */
 export function jsArgReduce(better: ScalarFunction): ReduceLoop {
   return compiled<ReduceLoop>(jsArgReduceSource(better)) ?? argReduceClosure(better);
+}
+
+/**
+ * A row kernel's loop (RowLoop: the first `arrays` arguments read along the row, the rest scalars): a map
+ * writing f to o, or a sum of f from 0 in order. Compiled per function, so that the arithmetic is inlined
+ * in the loop rather than called through a site that sees several functions.
+ */
+export function jsRowSource(f: ScalarFunction, arrays: number, kind: 'map' | 'sum'): string {
+  const reads = Array.from({ length: arrays }, (_, k) => `const a${k} = x${k}[i${k} + j];`).join(' ');
+  const scalars = Array.from({ length: f.arity - arrays }, (_, k) => `a${arrays + k}`);
+  const params = [...Array.from({ length: arrays }, (_, k) => `x${k}, i${k}`), ...scalars];
+  const { lets, value } = body(f);
+  if (kind === 'sum')
+    return `function sum_${f.name}(${[...params, 'n'].join(', ')}) {
+  let acc = 0;
+  for (let j = 0; j < n; j++) { ${reads} ${lets} acc += ${value}; }
+  return acc;
+}`;
+  return `function map_${f.name}(${[...params, 'o', 'at', 'n'].join(', ')}) {
+  for (let j = 0; j < n; j++) { ${reads} ${lets} o[at + j] = ${value}; }
+}`;
+}
+
+/** `jsRowSource`'s loop, compiled, or `rowClosure` where compiling is forbidden. */
+export function jsRowLoop(f: ScalarFunction, arrays: number, kind: 'map' | 'sum'): RowLoop {
+  return compiled<RowLoop>(jsRowSource(f, arrays, kind)) ?? rowClosure(f, arrays, kind);
 }

@@ -1,4 +1,4 @@
-import { jsFunction } from '../../kernel-ir/render-js.js';
+import { jsFunction, jsRowLoop } from '../../kernel-ir/render-js.js';
 import { LOGPROBS_GRAD, LOG_SUM_EXP, softmaxFunctions } from '../../kernel-ir/rows.js';
 import type { View } from '../backend.js';
 import { dataOf } from './storage.js';
@@ -12,13 +12,13 @@ function rowsOf(v: View): [rows: number, width: number] {
 
 // The row arithmetic, from the kernel IR (kernel-ir/rows.ts).
 const lseOf = jsFunction(LOG_SUM_EXP);
-const logprobsGrad = jsFunction(LOGPROBS_GRAD);
-/** Softmax's functions ([0]) and log-softmax's ([1]), compiled. */
-const SOFTMAX_JS = [false, true].map((log) => {
+const logprobsGradRow = jsRowLoop(LOGPROBS_GRAD, 1, 'map');
+const logSoftmaxAt = jsFunction(softmaxFunctions(true).at);
+/** Softmax's row loops ([0]) and log-softmax's ([1]): the output, the backward's dot and its gradient. */
+const SOFTMAX_ROWS = [false, true].map((log) => {
   const { at, dot, grad } = softmaxFunctions(log);
-  return { at: jsFunction(at), dot: jsFunction(dot), grad: jsFunction(grad) };
+  return { at: jsRowLoop(at, 1, 'map'), dot: jsRowLoop(dot, 2, 'sum'), grad: jsRowLoop(grad, 2, 'map') };
 });
-const logSoftmaxAt = SOFTMAX_JS[1].at;
 
 /** log(sum(exp(row))) with the max subtracted first; -Infinity for an empty or all -Infinity row. */
 function logSumExp(xs: ArrayLike<number>, start: number, width: number): number {
@@ -34,11 +34,10 @@ export function softmax(x: View, out: View, log: boolean): void {
   const xs = dataOf(x);
   const o = dataOf(out);
   const [rows, width] = rowsOf(x);
-  const { at } = SOFTMAX_JS[Number(log)];
+  const { at } = SOFTMAX_ROWS[Number(log)];
   for (let r = 0; r < rows; r++) {
     const start = x.offset + r * width;
-    const lse = logSumExp(xs, start, width);
-    for (let j = 0; j < width; j++) o[r * width + j] = at(xs[start + j], lse);
+    at(xs, start, logSumExp(xs, start, width), o, r * width, width);
   }
 }
 
@@ -48,13 +47,11 @@ export function softmaxBackward(y: View, dy: View, dx: View, log: boolean): void
   const gs = dataOf(dy);
   const o = dataOf(dx);
   const [rows, width] = rowsOf(y);
-  const { dot: term, grad } = SOFTMAX_JS[Number(log)];
+  const { dot, grad } = SOFTMAX_ROWS[Number(log)];
   for (let r = 0; r < rows; r++) {
     const yr = y.offset + r * width;
     const gr = dy.offset + r * width;
-    let dot = 0;
-    for (let j = 0; j < width; j++) dot += term(ys[yr + j], gs[gr + j]);
-    for (let j = 0; j < width; j++) o[r * width + j] = grad(ys[yr + j], gs[gr + j], dot);
+    grad(ys, yr, gs, gr, dot(ys, yr, gs, gr, width) as number, o, r * width, width);
   }
 }
 
@@ -92,7 +89,7 @@ export function logprobsBackward(logits: View, targets: View, lse: View, grad: V
     const start = logits.offset + r * width;
     const z = l[lse.offset + r];
     const gr = g[grad.offset + r];
-    for (let j = 0; j < width; j++) o[r * width + j] = logprobsGrad(xs[start + j], z, gr);
+    logprobsGradRow(xs, start, z, gr, o, r * width, width);
     o[r * width + ts[targets.offset + r]] += gr;
   }
 }
