@@ -24,7 +24,8 @@ const ROW_START = `${LINEAR_GROUP}
 
 /**
  * On CPU rasterisers a row per invocation is faster: the SIMD lanes of a llvmpipe thread are invocations,
- * so 64 rows run side by side with no barriers (max, then exp-and-sum, then write). Rows longer than SERIAL_MAX go to the workgroup kernels (llvmpipe cuts loops past 65535).
+ * so 64 rows run side by side with no barriers (max, then exp-and-sum, then write). Rows longer than
+ * SERIAL_MAX go to the workgroup kernels (llvmpipe cuts loops past 65535).
  */
 const SERIAL_MAX = 32768;
 const SERIAL_WG = 64;
