@@ -8,6 +8,7 @@
  *   npx tsx --conditions=@agent-r1/source src/elementwise.ts [--reps 15]
  */
 import * as T from '@agent-r1/tensor';
+import { medianMs } from './median.js';
 
 const N = 1 << 20;
 const reps = Number(process.argv[process.argv.indexOf('--reps') + 1] ?? 0) || 15;
@@ -41,18 +42,7 @@ function cases(): [string, () => void][] {
   ];
 }
 
-/** Median ms of `reps` calls after ten warm-up calls (so that the engine has optimised the loops). */
-function median(once: () => void): number {
-  for (let i = 0; i < 10; i++) once();
-  const times: number[] = [];
-  for (let i = 0; i < reps; i++) {
-    const t0 = performance.now();
-    once();
-    times.push(performance.now() - t0);
-  }
-  times.sort((a, b) => a - b);
-  return times[Math.floor(reps / 2)];
-}
+const median = (once: () => void) => medianMs(once, reps);
 
 const names = cases().map(([name]) => name);
 const ts = cases().map(([, f]) => median(f));

@@ -9,6 +9,7 @@
  *   npx tsx --conditions=@agent-r1/source src/rows.ts [--reps 15]
  */
 import * as T from '@agent-r1/tensor';
+import { medianMs } from './median.js';
 
 const reps = Number(process.argv[process.argv.indexOf('--reps') + 1] ?? 0) || 15;
 const [ROWS, WIDTH] = [512, 1024];
@@ -61,17 +62,7 @@ function cases(dtype: 'float32' | 'float64'): [string, () => void][] {
   ];
 }
 
-function median(f: () => void): number {
-  for (let i = 0; i < 3; i++) f();
-  const times: number[] = [];
-  for (let i = 0; i < reps; i++) {
-    const t0 = performance.now();
-    f();
-    times.push(performance.now() - t0);
-  }
-  times.sort((a, b) => a - b);
-  return times[reps >> 1];
-}
+const median = (once: () => void) => medianMs(once, reps);
 
 T.disableWasmKernels();
 const table = (['float32', 'float64'] as const).map(
