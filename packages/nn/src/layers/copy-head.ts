@@ -279,7 +279,7 @@ export function matchEvidence(
   return { one, two, span };
 }
 
-/** How many tokens (at most SPAN_CAP) end at both `a` and `b` of row: row[a − k] = row[b − k] for k < the span. */
+/** How many tokens (at most SPAN_CAP) end alike at `a` and at `b` of row: row[a − k] = row[b − k] below it. */
 function sharedSuffix(row: ArrayLike<number>, a: number, b: number): number {
   let n = 0;
   while (n < SPAN_CAP && a - n >= 0 && row[a - n] === row[b - n]) n++;

@@ -1,9 +1,9 @@
 /**
  * The scalar arithmetic of the row kernels — softmax and log-softmax with their backward, logprobs with its
- * backward, layer and RMS norms with theirs, attention's backward — written once for the CPU, WebGPU and CUDA. Each backend keeps
- * its own row loop (a thread per row, a workgroup per row, a block per row with warp sums) and calls these
- * at the points where a row's values meet its statistics. The wasm kernels keep a float32 SIMD form of
- * their own (exp by a polynomial, sums over lanes), whose roundings differ.
+ * backward, layer and RMS norms with theirs, attention's backward — written once for the CPU, WebGPU and
+ * CUDA. Each backend keeps its own row loop (a thread per row, a workgroup per row, a block per row with
+ * warp sums) and calls these at the points where a row's values meet its statistics. The wasm kernels
+ * keep a float32 SIMD form of their own (exp by a polynomial, sums over lanes), whose roundings differ.
  */
 import {
   type ScalarFunction,
@@ -20,7 +20,7 @@ import {
   sub,
 } from './expr.js';
 
-/** A row's log-sum-exp from its maximum and Σ exp(x − max): the maximum itself when it is −∞ (an all −∞ row). */
+/** A row's log-sum-exp from its maximum and Σ exp(x − max): the maximum itself when that is −∞ (all −∞). */
 export const LOG_SUM_EXP = scalarFunction('row_lse', 2, (_, max, sum) =>
   select(eq(max, Number.NEGATIVE_INFINITY), max, add(max, log(sum))),
 );
