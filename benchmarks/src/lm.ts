@@ -38,6 +38,7 @@ import {
   waitForWasmWorkers,
 } from '@agent-r1/tensor';
 import { LM_CONFIG } from './lm-model.js';
+import { timesMs } from './median.js';
 
 const { values } = parseArgs({
   options: {
@@ -93,14 +94,8 @@ interface Result {
 }
 
 function timed(warmup: number, reps: number, fn: () => void): { medianMs: number; minMs: number } {
-  for (let i = 0; i < warmup; i++) fn();
-  const times: number[] = [];
-  for (let i = 0; i < reps; i++) {
-    const t0 = performance.now();
-    fn();
-    times.push(performance.now() - t0);
-  }
-  return { medianMs: median(times), minMs: Math.min(...times) };
+  const times = timesMs(fn, reps, warmup);
+  return { medianMs: median(times), minMs: times[0] };
 }
 
 function result(name: string, shape: string, tokens: number, reps: number, t: ReturnType<typeof timed>) {

@@ -1,5 +1,8 @@
-/** Median ms of `reps` calls of `once` after `warmups` calls (so that the engine has optimised the loops). */
-export function medianMs(once: () => void, reps: number, warmups = 10): number {
+/**
+ * The times in ms of `reps` calls of `once`, sorted, after `warmups` calls (so that the engine has
+ * optimised the loops).
+ */
+export function timesMs(once: () => void, reps: number, warmups = 10): number[] {
   for (let i = 0; i < warmups; i++) once();
   const times: number[] = [];
   for (let i = 0; i < reps; i++) {
@@ -7,6 +10,10 @@ export function medianMs(once: () => void, reps: number, warmups = 10): number {
     once();
     times.push(performance.now() - t0);
   }
-  times.sort((a, b) => a - b);
-  return times[Math.floor(reps / 2)];
+  return times.sort((a, b) => a - b);
+}
+
+/** The median of `timesMs`. */
+export function medianMs(once: () => void, reps: number, warmups = 10): number {
+  return timesMs(once, reps, warmups)[Math.floor(reps / 2)];
 }
