@@ -168,6 +168,54 @@ describe('sftStep', () => {
   });
 });
 
+describe('sftStep answerWeight', () => {
+  it("weights each demonstration's last action: the loss is the weighted token mean, and the update moves", async () => {
+    const c = config('answer', 1, false);
+    const task = await createTask(c);
+    const demos = await Promise.all(
+      task.train
+        .slice(0, 6)
+        .map((ex, i) => demonstrate(task.makeEnv(), ex, task.scripted!(ex, i), task.codec, c.rollout)),
+    );
+    // Action tokens of the last turns, and of the others.
+    let last = 0;
+    let all = 0;
+    for (const d of demos) {
+      const turn = d.turns.at(-1)!;
+      for (let t = 0; t < d.tokens.length; t++) {
+        if (!d.actionMask[t]) continue;
+        all++;
+        if (t >= turn.actionStart && t < turn.actionEnd) last++;
+      }
+    }
+    const other = all - last;
+    expect(last).toBeGreaterThan(0);
+    expect(other).toBeGreaterThan(0);
+    const run = async (answerWeight: number) => {
+      const policy = buildPolicy(c, task.vocabSize);
+      const optimizer = new AdamW(policy.parameters(), { lr: 0.01 });
+      const { loss } = await sftStep(policy, optimizer, demos, {
+        microBatchSize: 4,
+        gradClip: 1,
+        answerWeight,
+      });
+      const after = weights(policy);
+      policy.dispose();
+      optimizer.dispose();
+      return { loss, after };
+    };
+    // Two runs give the NLL sums of the other actions (A) and of the last ones (B); a third must agree.
+    const one = await run(1);
+    const three = await run(3);
+    const B = (three.loss * (other + 3 * last) - one.loss * all) / 2;
+    const A = one.loss * all - B;
+    const five = await run(5);
+    // float32 losses: agreement to 1e-5.
+    expect(five.loss).toBeCloseTo((A + 5 * B) / (other + 5 * last), 5);
+    expect(three.after).not.toEqual(one.after);
+  });
+});
+
 describe('warmStart', () => {
   it('resumes an interrupted warm start exactly where it stopped', async () => {
     const task = await createTask(config('task', 1, false));

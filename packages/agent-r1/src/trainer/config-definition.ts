@@ -150,6 +150,11 @@ const SftSchema = section("The supervised warm start on the task's scripted demo
     "Weight of the loss on prompt and observation tokens relative to the actions' (0: actions only): language-model training for a policy that starts from random weights.",
     { min: 0 },
   ),
+  answerWeight: num(
+    1,
+    "Weight of each demonstration's last action (where the answer is) relative to its other actions (1: all alike): the answer is a few tokens of an episode, so its share of the loss is small.",
+    { above: 0 },
+  ),
   bucketByLength: bool(
     true,
     'Draw each batch from demonstrations of similar length (less padding: attention costs grow with the square of the padded length). Turn it off where length tracks behaviour (in a toy task a guess is shorter than a tool call), so that every batch mixes the behaviours.',

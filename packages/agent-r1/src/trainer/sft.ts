@@ -17,10 +17,15 @@ export interface SftOptions {
   lr?: number;
   /** Weight of the loss on prompt and observation tokens relative to action tokens; default 0 (off). */
   contextWeight?: number;
+  /**
+   * Weight of each demonstration's last action (where a task's answer is) relative to its other actions;
+   * default 1. The answer is a few tokens of an episode's actions, so its share of the loss is small.
+   */
+  answerWeight?: number;
 }
 
 export interface SftStepResult {
-  /** Mean negative log-likelihood per action token. */
+  /** Mean negative log-likelihood per action token (weighted by `answerWeight`). */
   loss: number;
   /** Mean negative log-likelihood per prompt/observation token (NaN when contextWeight is 0). */
   contextLoss: number;
@@ -36,6 +41,16 @@ function contextMask(attention: Float64Array, action: Float64Array): Float64Arra
 const count = (rows: readonly Float64Array[]) =>
   rows.reduce((n, row) => n + row.reduce((a, b) => a + b, 0), 0);
 
+/** The action mask with each demonstration's last action weighted `weight` (the batch is right-padded). */
+function answerWeighted(demos: readonly Trajectory[], actionMask: readonly Float64Array[], weight: number) {
+  return actionMask.map((mask, r) => {
+    const last = demos[r].turns.at(-1);
+    const row = Float64Array.from(mask);
+    if (last) for (let t = last.actionStart; t < last.actionEnd; t++) row[t] *= weight;
+    return row;
+  });
+}
+
 /** One optimizer step on a batch of demonstrations. */
 export async function sftStep(
   policy: TransformerLM,
@@ -46,7 +61,11 @@ export async function sftStep(
   const batch = buildBatch(demos);
   const w = options.contextWeight ?? 0;
   const context = w > 0 ? batch.attentionMask.map((a, r) => contextMask(a, batch.actionMask[r])) : null;
-  const actionTokens = count(batch.actionMask);
+  const answerWeight = options.answerWeight ?? 1;
+  const actions =
+    answerWeight === 1 ? batch.actionMask : answerWeighted(demos, batch.actionMask, answerWeight);
+  // With an answer weight, the action tokens count as their weights (the reported loss is their mean).
+  const actionTokens = count(actions);
   const contextTokens = context ? count(context) : 0;
   // The loss is a weighted token-mean over the whole batch, so micro-batching does not change it.
   const denominator = actionTokens + w * contextTokens;
@@ -78,7 +97,7 @@ export async function sftStep(
             ),
           )
           .sum();
-      const action = masked(batch.actionMask);
+      const action = masked(actions);
       const contextSum = context ? masked(context) : undefined;
       const loss = contextSum ? action.add(contextSum.mul(w)) : action;
       loss.div(denominator).backward();

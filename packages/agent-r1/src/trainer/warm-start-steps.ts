@@ -186,6 +186,7 @@ export async function warmStartStep(
     microBatchSize: config.train.microBatchSize,
     gradClip: config.train.gradClip,
     contextWeight: sft.contextWeight,
+    answerWeight: sft.answerWeight,
     lr,
   });
   optimizers.average?.update();
