@@ -137,46 +137,40 @@ describe('lengthBucketedBatches', () => {
   });
 });
 
+/** Six scripted demonstrations of a tiny config's task, and one fresh sftStep from the same weights. */
+async function sftFixture(name: string) {
+  const c = config(name, 1, false);
+  const task = await createTask(c);
+  const demos = await Promise.all(
+    task.train
+      .slice(0, 6)
+      .map((ex, i) => demonstrate(task.makeEnv(), ex, task.scripted!(ex, i), task.codec, c.rollout)),
+  );
+  const step = async (options: { contextWeight?: number; answerWeight?: number }) => {
+    const policy = buildPolicy(c, task.vocabSize);
+    const optimizer = new AdamW(policy.parameters(), { lr: 0.01 });
+    const result = await sftStep(policy, optimizer, demos, { microBatchSize: 4, gradClip: 1, ...options });
+    const after = weights(policy);
+    policy.dispose();
+    optimizer.dispose();
+    return { result, after };
+  };
+  return { demos, step };
+}
+
 describe('sftStep', () => {
   it('reports the action loss whatever the context weight, and trains on context tokens when asked', async () => {
-    const c = config('context', 1, false);
-    const task = await createTask(c);
-    const demos = await Promise.all(
-      task.train
-        .slice(0, 6)
-        .map((ex, i) => demonstrate(task.makeEnv(), ex, task.scripted!(ex, i), task.codec, c.rollout)),
-    );
-    const run = async (contextWeight: number) => {
-      const policy = buildPolicy(c, task.vocabSize);
-      const optimizer = new AdamW(policy.parameters(), { lr: 0.01 });
-      const result = await sftStep(policy, optimizer, demos, {
-        microBatchSize: 4,
-        gradClip: 1,
-        contextWeight,
-      });
-      const after = weights(policy);
-      policy.dispose();
-      optimizer.dispose();
-      return { result, after };
-    };
-    const plain = await run(0);
-    const withContext = await run(0.5);
+    const { step } = await sftFixture('context');
+    const plain = await step({ contextWeight: 0 });
+    const withContext = await step({ contextWeight: 0.5 });
     expect(Number.isNaN(plain.result.contextLoss)).toBe(true);
     expect(withContext.result.contextLoss).toBeGreaterThan(0);
     expect(withContext.result.loss).toBeCloseTo(plain.result.loss, 10);
     expect(withContext.after).not.toEqual(plain.after);
   });
-});
 
-describe('sftStep answerWeight', () => {
   it("weights each demonstration's last action: the loss is the weighted token mean, and the update moves", async () => {
-    const c = config('answer', 1, false);
-    const task = await createTask(c);
-    const demos = await Promise.all(
-      task.train
-        .slice(0, 6)
-        .map((ex, i) => demonstrate(task.makeEnv(), ex, task.scripted!(ex, i), task.codec, c.rollout)),
-    );
+    const { demos, step } = await sftFixture('answer');
     // Action tokens of the last turns, and of the others.
     let last = 0;
     let all = 0;
@@ -191,27 +185,15 @@ describe('sftStep answerWeight', () => {
     const other = all - last;
     expect(last).toBeGreaterThan(0);
     expect(other).toBeGreaterThan(0);
-    const run = async (answerWeight: number) => {
-      const policy = buildPolicy(c, task.vocabSize);
-      const optimizer = new AdamW(policy.parameters(), { lr: 0.01 });
-      const { loss } = await sftStep(policy, optimizer, demos, {
-        microBatchSize: 4,
-        gradClip: 1,
-        answerWeight,
-      });
-      const after = weights(policy);
-      policy.dispose();
-      optimizer.dispose();
-      return { loss, after };
-    };
+    const run = (answerWeight: number) => step({ answerWeight });
     // Two runs give the NLL sums of the other actions (A) and of the last ones (B); a third must agree.
     const one = await run(1);
     const three = await run(3);
-    const B = (three.loss * (other + 3 * last) - one.loss * all) / 2;
-    const A = one.loss * all - B;
+    const B = (three.result.loss * (other + 3 * last) - one.result.loss * all) / 2;
+    const A = one.result.loss * all - B;
     const five = await run(5);
     // float32 losses: agreement to 1e-5.
-    expect(five.loss).toBeCloseTo((A + 5 * B) / (other + 5 * last), 5);
+    expect(five.result.loss).toBeCloseTo((A + 5 * B) / (other + 5 * last), 5);
     expect(three.after).not.toEqual(one.after);
   });
 });
