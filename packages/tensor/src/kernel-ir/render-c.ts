@@ -12,7 +12,8 @@ export type CScalar = 'float32' | 'float64' | 'int32';
 
 const C_NAME: Record<CScalar, string> = { float32: 'float', float64: 'double', int32: 'int' };
 
-const COMPARE: Partial<Record<Prim, string>> = {
+/** The comparisons and `or` as C writes them (WGSL writes them alike). */
+export const C_COMPARE: Partial<Record<Prim, string>> = {
   eq: '==',
   ne: '!=',
   lt: '<',
@@ -112,7 +113,7 @@ function floatCall(prim: Prim, [a, b]: string[], type: CScalar): string | undefi
 }
 
 function cCall(prim: Prim, args: string[], type: CScalar): string {
-  const compare = COMPARE[prim];
+  const compare = C_COMPARE[prim];
   if (compare) return `(${args[0]} ${compare} ${args[1]})`;
   if (prim === 'select') return `(${args[0]} ? ${args[1]} : ${args[2]})`;
   const text = type === 'int32' ? intCall(prim, args) : floatCall(prim, args, type);

@@ -6,6 +6,7 @@
  */
 import { INF, IS_NAN } from '../backend/webgpu/wgsl.js';
 import { type Expr, type Prim, type ScalarFunction, isBool, memoized, renderText } from './expr.js';
+import { C_COMPARE } from './render-c.js';
 
 export type WgslScalar = 'f32' | 'i32';
 
@@ -49,18 +50,7 @@ fn pow_i(a: i32, b: i32) -> i32 {
 `,
 };
 
-const INFIX: Partial<Record<Prim, string>> = {
-  add: '+',
-  sub: '-',
-  mul: '*',
-  eq: '==',
-  ne: '!=',
-  lt: '<',
-  le: '<=',
-  gt: '>',
-  ge: '>=',
-  or: '||',
-};
+const INFIX: Partial<Record<Prim, string>> = { add: '+', sub: '-', mul: '*', ...C_COMPARE };
 
 const FLOAT_CALLS: Partial<Record<Prim, string>> = {
   abs: 'abs',
