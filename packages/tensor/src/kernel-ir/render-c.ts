@@ -7,6 +7,7 @@
  */
 import type { DType } from '../dtype.js';
 import { type Expr, type Prim, type ScalarFunction, isBool, memoized, renderText } from './expr.js';
+import type { IndexDialect } from './walk.js';
 
 export type CScalar = 'float32' | 'float64' | 'int32';
 
@@ -144,3 +145,9 @@ export const cFunction = memoized((f: ScalarFunction, type: CScalar, name: strin
   const result = isBool(f.result, f.lets) ? 'bool' : T;
   return `__device__ __forceinline__ ${result} ${name}(${params}) { ${lets} return ${cExpression(f.result, type)}; }`;
 });
+
+/** The index arithmetic's statements (./walk.ts) in C, over the index type `type` (`int`, `long long`). */
+export function cIndexDialect(type: string): IndexDialect {
+  const declare = (name: string, value: string) => `${type} ${name} = ${value};`;
+  return { variable: declare, constant: declare, toOffset: (value) => value };
+}

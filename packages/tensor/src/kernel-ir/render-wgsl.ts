@@ -4,11 +4,19 @@
  * JavaScript's ** case by case; in i32, arithmetic wraps as an Int32Array store does, and a division by 0
  * gives 0. A number literal in an i32 function must be an integer.
  */
-import { INF, IS_NAN } from '../backend/webgpu/wgsl.js';
 import { type Expr, type Prim, type ScalarFunction, isBool, memoized, renderText } from './expr.js';
 import { C_COMPARE } from './render-c.js';
+import type { IndexDialect } from './walk.js';
 
 export type WgslScalar = 'f32' | 'i32';
+
+/** ±Infinity at run time (WGSL rejects non-finite constant expressions, so go through a variable). */
+export const INF = /* wgsl */ `fn neg_inf() -> f32 { var bits = 0xff800000u; return bitcast<f32>(bits); }
+fn pos_inf() -> f32 { var bits = 0x7f800000u; return bitcast<f32>(bits); }
+fn nan_f() -> f32 { var bits = 0x7fc00000u; return bitcast<f32>(bits); }`;
+
+/** NaN tested on the bits: a shader compiler may assume x == x. */
+export const IS_NAN = 'fn is_nan(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u; }';
 
 /** The helpers the rendered functions call, once per shader. */
 export const WGSL_PRELUDE: Record<WgslScalar, string> = {
@@ -114,3 +122,10 @@ export const wgslFunction = memoized((f: ScalarFunction, type: WgslScalar, name:
   const result = isBool(f.result, f.lets) ? 'bool' : type;
   return `fn ${name}(${params}) -> ${result} { ${lets} return ${wgslExpression(f.result, type)}; }`;
 });
+
+/** The index arithmetic's statements (./walk.ts) in WGSL: a u32 index, i32 offsets (strides may be negative). */
+export const WGSL_INDEX: IndexDialect = {
+  variable: (name, value) => `var ${name} = ${value};`,
+  constant: (name, value) => `let ${name} = ${value};`,
+  toOffset: (value) => `i32(${value})`,
+};

@@ -1,4 +1,5 @@
 /** Walking strided views in row-major order: the one indexing routine every CPU kernel shares. */
+import { mergeAxes } from '../../kernel-ir/walk.js';
 import { isContiguous, sizeOf } from '../../shape.js';
 import type { View } from '../backend.js';
 
@@ -46,8 +47,8 @@ export interface Layout {
  * Walks `shape` in row-major order as runs along its innermost axis, for several views at once, without
  * building an offset per element: calls `run(starts, n, steps)` for each run, with `starts[k]` view k's
  * storage offset at the run's first element and `steps[k]` its stride along the run (`starts` is reused
- * between calls). Axes of size 1 are dropped and neighbouring axes that every view walks as one are merged,
- * so runs are as long as the layouts allow (a dense tail becomes one run).
+ * between calls). The axes are merged first (kernel-ir/walk.ts), so runs are as long as the layouts allow
+ * (a dense tail becomes one run).
  */
 export function forEachRun(
   shape: readonly number[],
@@ -55,17 +56,10 @@ export function forEachRun(
   run: (starts: number[], n: number, steps: readonly number[]) => void,
 ): void {
   if (sizeOf(shape) === 0) return;
-  const sizes: number[] = [];
-  const strides: number[][] = views.map(() => []);
-  for (let d = shape.length - 1; d >= 0; d--) {
-    if (shape[d] === 1) continue;
-    if (sizes.length > 0 && views.every((v, k) => v.strides[d] === strides[k][0] * sizes[0])) {
-      sizes[0] *= shape[d];
-      continue;
-    }
-    sizes.unshift(shape[d]);
-    for (let k = 0; k < views.length; k++) strides[k].unshift(views[k].strides[d]);
-  }
+  const { shape: sizes, strides } = mergeAxes(
+    shape,
+    views.map((v) => v.strides),
+  );
   const starts = views.map((v) => v.offset);
   if (sizes.length === 0) {
     run(

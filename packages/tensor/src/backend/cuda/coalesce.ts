@@ -1,8 +1,9 @@
 /**
- * Host-side shape work for strided kernels: drop size-1 axes and merge neighbouring axes that every operand
- * walks contiguously, so most launches run the rank-1 (or rank-2) kernel; then pad to the rank bucket the
- * kernel was compiled for. Also decides whether 32-bit index arithmetic is safe.
+ * Host-side shape work for strided kernels: the axes merged as every backend merges them, so most launches
+ * run the rank-1 (or rank-2) kernel, then padded to the rank bucket the kernel was compiled for. Also
+ * decides whether 32-bit index arithmetic is safe.
  */
+import { mergeAxes } from '../../kernel-ir/walk.js';
 import { MAX_RANK, rankBucket } from './kernels/common.js';
 
 export interface Walk {
@@ -13,26 +14,9 @@ export interface Walk {
   rank: number;
 }
 
+/** The merged axes (kernel-ir/walk.ts `mergeAxes`), padded to their rank bucket. */
 export function coalesce(shape: readonly number[], strides: readonly (readonly number[])[]): Walk {
-  const keep: number[] = [];
-  for (let d = 0; d < shape.length; d++) if (shape[d] !== 1) keep.push(d);
-  const outShape: number[] = [];
-  const outStrides: number[][] = strides.map(() => []);
-  for (const d of keep) {
-    const last = outShape.length - 1;
-    const mergeable = last >= 0 && strides.every((s, k) => outStrides[k][last] === s[d] * shape[d]);
-    if (mergeable) {
-      outShape[last] *= shape[d];
-      strides.forEach((s, k) => {
-        outStrides[k][last] = s[d];
-      });
-    } else {
-      outShape.push(shape[d]);
-      strides.forEach((s, k) => {
-        outStrides[k].push(s[d]);
-      });
-    }
-  }
+  const { shape: outShape, strides: outStrides } = mergeAxes(shape, strides);
   if (outShape.length > MAX_RANK)
     throw new Error(`cuda: a view of rank ${outShape.length} after merging axes exceeds ${MAX_RANK} axes`);
   const rank = rankBucket(Math.max(1, outShape.length));

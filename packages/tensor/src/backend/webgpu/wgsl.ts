@@ -5,6 +5,8 @@
  */
 import { type DType, isHalf } from '../../dtype.js';
 import type { View } from '../backend.js';
+import { WGSL_INDEX } from '../../kernel-ir/render-wgsl.js';
+import { renderOffsetWalk } from '../../kernel-ir/walk.js';
 import { checkDtype } from './buffers.js';
 
 /**
@@ -55,11 +57,6 @@ export function storeHalf(name: string, i: string, bits: string): string {
 export const LINEAR_GROUP = 'let group = wid.x + wid.y * nwg.x;';
 export const GROUP_BUILTINS =
   '@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>';
-
-/** ±Infinity at run time (WGSL rejects non-finite constant expressions, so go through a variable). */
-export const INF = /* wgsl */ `fn neg_inf() -> f32 { var bits = 0xff800000u; return bitcast<f32>(bits); }
-fn pos_inf() -> f32 { var bits = 0x7f800000u; return bitcast<f32>(bits); }
-fn nan_f() -> f32 { var bits = 0x7fc00000u; return bitcast<f32>(bits); }`;
 
 /**
  * float16 and bfloat16 bits to and from f32, rounding to nearest even, in integer arithmetic (as src/half.ts;
@@ -118,63 +115,34 @@ export const JS_I32 = /* wgsl */ `fn js_i32(x: f32) -> i32 {
   return select(i32(u), i32(0u - u), (bits & 0x80000000u) != 0u);
 }`;
 
-export const IS_NAN = 'fn is_nan(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u; }';
-
 /**
- * Merges adjacent axes that every operand walks contiguously (stride[i] = stride[i+1]·shape[i+1]) and drops
- * size-1 axes, so a dense elementwise op becomes rank 1 and broadcasting ops keep only the axes they need.
- */
-export function collapse(
-  shape: readonly number[],
-  strides: readonly (readonly number[])[],
-): { shape: number[]; strides: number[][] } {
-  const outShape: number[] = [];
-  const outStrides: number[][] = strides.map(() => []);
-  for (let i = 0; i < shape.length; i++) {
-    if (shape[i] === 1) continue;
-    const last = outShape.length - 1;
-    if (last >= 0 && strides.every((s, k) => outStrides[k][last] === s[i] * shape[i])) {
-      outShape[last] *= shape[i];
-      strides.forEach((s, k) => {
-        outStrides[k][last] = s[i];
-      });
-    } else {
-      outShape.push(shape[i]);
-      strides.forEach((s, k) => {
-        outStrides[k].push(s[i]);
-      });
-    }
-  }
-  return { shape: outShape, strides: outStrides };
-}
-
-/**
- * WGSL that turns linear index `i` into the storage offsets of `count` operands, for a walk of rank `rank`.
- * Parameter layout from word `base`: shape[rank], then for each operand offset then strides[rank].
- * Defines `offsets_of(i: u32) -> array<u32, count>`.
+ * WGSL that turns linear index `i` into the storage offsets of `count` operands, for a walk of rank `rank`
+ * (kernel-ir/walk.ts). Parameter layout from word `base`: shape[rank], then for each operand offset then
+ * strides[rank]. Defines `offsets_of(i: u32) -> array<u32, count>`.
  */
 export function stridedOffsets(rank: number, count: number, base: number): string {
-  const lines: string[] = [];
-  lines.push(`fn offsets_of(linear: u32) -> array<u32, ${count}> {`);
-  lines.push(`  var o: array<u32, ${count}>;`);
-  for (let k = 0; k < count; k++) lines.push(`  o[${k}] = pu(${base + rank + k * (rank + 1)}u);`);
-  if (rank > 0) {
-    lines.push('  var rest = linear;');
-    for (let d = rank - 1; d >= 0; d--) {
-      lines.push(`  { let dim = pu(${base + d}u); let c = rest % dim; rest = rest / dim;`);
-      for (let k = 0; k < count; k++)
-        lines.push(
-          `    o[${k}] = u32(i32(o[${k}]) + i32(c) * pi(${base + rank + k * (rank + 1) + 1 + d}u));`,
-        );
-      lines.push('  }');
-    }
-  }
-  lines.push('  return o;');
-  lines.push('}');
-  return lines.join('\n');
+  const startAt = (k: number) => base + rank + k * (rank + 1);
+  const offsets = Array.from({ length: count }, (_, k) => `o${k}`);
+  const walk = renderOffsetWalk(
+    {
+      rank,
+      index: 'linear',
+      extent: (d) => `pu(${base + d}u)`,
+      offsets,
+      stride: (k, d) => `pi(${startAt(k) + 1 + d}u)`,
+    },
+    WGSL_INDEX,
+  );
+  return [
+    `fn offsets_of(linear: u32) -> array<u32, ${count}> {`,
+    ...offsets.map((o, k) => `  var ${o} = pi(${startAt(k)}u);`),
+    ...walk.map((line) => `  ${line}`),
+    `  return array<u32, ${count}>(${offsets.map((o) => `u32(${o})`).join(', ')});`,
+    '}',
+  ].join('\n');
 }
 
-/** Parameter words for stridedOffsets: shape, then each view's offset and strides along the collapsed walk. */
+/** Parameter words for stridedOffsets: shape, then each view's offset and strides along the merged walk. */
 export function stridedWords(
   shape: readonly number[],
   offsets: readonly number[],

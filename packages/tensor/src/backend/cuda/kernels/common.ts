@@ -4,6 +4,8 @@
  * string compiles the same under NVRTC (no system headers) and under `nvcc` (the CI check).
  */
 import { type DType, isHalf } from '../../../dtype.js';
+import { cIndexDialect } from '../../../kernel-ir/render-c.js';
+import { renderOffsetWalk } from '../../../kernel-ir/walk.js';
 
 /**
  * Kernels see bool as one byte (0 or 1), as the rest of the library stores it (Uint8Array), and float16 and
@@ -149,19 +151,22 @@ export function lit(value: number, dtype: DType): string {
 }
 
 /**
- * Emits the loop body that turns a flat row-major index `i` into each operand's element offset. Axis 0 is
- * the outermost; the innermost axis needs no division.
+ * Declares `off_<operand>` for each operand and sets it to the element offset of flat row-major index
+ * `index`, reading the extents from `shape` and the strides from `st_<operand>` (kernel-ir/walk.ts).
  */
 export function stridedOffsets(rank: number, operands: readonly string[], idx: string, index = 'i'): string {
-  const lines = [`${idx} rem = ${index};`];
-  for (const o of operands) lines.push(`${idx} off_${o} = 0;`);
-  for (let d = rank - 1; d >= 0; d--) {
-    if (d === 0) lines.push(`{ ${idx} c = rem;`);
-    else lines.push(`{ ${idx} n = (${idx})shape.v[${d}]; ${idx} c = rem % n; rem /= n;`);
-    for (const o of operands) lines.push(`  off_${o} += c * (${idx})st_${o}.v[${d}];`);
-    lines.push('}');
-  }
-  return lines.join('\n    ');
+  const walk = renderOffsetWalk(
+    {
+      rank,
+      index,
+      extent: (d) => `(${idx})shape.v[${d}]`,
+      offsets: operands.map((o) => `off_${o}`),
+      stride: (k, d) => `(${idx})st_${operands[k]}.v[${d}]`,
+      rest: 'rem',
+    },
+    cIndexDialect(idx),
+  );
+  return [...operands.map((o) => `${idx} off_${o} = 0;`), ...walk].join('\n    ');
 }
 
 /** A kernel source: the prelude, then the body. */

@@ -9,6 +9,8 @@
  * as tiles load and accumulate in float; each result is rounded once to the half type as it is stored.
  */
 import type { DType } from '../../../dtype.js';
+import { cIndexDialect } from '../../../kernel-ir/render-c.js';
+import { renderOffsetWalk } from '../../../kernel-ir/walk.js';
 import { sizeOf } from '../../../shape.js';
 import type { View } from '../../backend.js';
 import { coalesce } from '../coalesce.js';
@@ -105,19 +107,22 @@ export function matmulKernel(spec: MatmulSpec): KernelSource {
     throw new Error(`cuda matmul: tile ${BM}x${BN}x${BK} does not divide among ${threads} threads`);
   const name = `ar1_matmul_${dtype}_${a}${b}_b${batchRank}_${BM}x${BN}x${BK}_${TM}x${TN}`;
   const zero = `(${T})0`;
-  const batchWalk: string[] = [];
-  for (let d = batchRank - 1; d >= 0; d--) {
-    batchWalk.push(
-      `{ long long n = bShape.v[${d}]; long long c = rem % n; rem /= n; A += c * aBatch.v[${d}]; B += c * bBatch.v[${d}]; }`,
-    );
-  }
+  const batchWalk = renderOffsetWalk(
+    {
+      rank: batchRank,
+      index: 'z',
+      extent: (d) => `bShape.v[${d}]`,
+      offsets: ['A', 'B'],
+      stride: (k, d) => `${k === 0 ? 'aBatch' : 'bBatch'}.v[${d}]`,
+    },
+    cIndexDialect('long long'),
+  );
   const body = `extern "C" __global__ void __launch_bounds__(${threads}) ${name}(${S}* __restrict__ C, const ${S}* __restrict__ A, const ${S}* __restrict__ B, int M, int N, int K, long long ars, long long acs, long long brs, long long bcs, Dims bShape, Dims aBatch, Dims bBatch, long long z0) {
   __shared__ ${T} As[${BK}][${BM} + 1];
   __shared__ ${T} Bs[${BK}][${BN} + 1];
   const int tid = threadIdx.x;
   const int tx = tid % ${BN / TN}, ty = tid / ${BN / TN};
   const long long z = z0 + blockIdx.z;
-  ${batchRank > 0 ? 'long long rem = z;' : ''}
   ${batchWalk.join('\n  ')}
   C += z * M * N;
   const long long m0 = (long long)blockIdx.y * ${BM}, n0 = (long long)blockIdx.x * ${BN};

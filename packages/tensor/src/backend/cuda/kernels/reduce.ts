@@ -14,7 +14,8 @@ import {
   type ValueReduceOp,
   isArgReduction,
 } from '../../../kernel-ir/reduce.js';
-import { cFunction, cLiteral, cScalarOf } from '../../../kernel-ir/render-c.js';
+import { cFunction, cIndexDialect, cLiteral, cScalarOf } from '../../../kernel-ir/render-c.js';
+import { renderOffsetWalk } from '../../../kernel-ir/walk.js';
 import type { ReduceOp, View } from '../../backend.js';
 import { coalesce, extent, indexBitsFor } from '../coalesce.js';
 import { type Launcher, gridFor, ptrOf } from '../launcher.js';
@@ -51,16 +52,20 @@ function accType(input: DType): string {
   return isFloatType(c) ? C_TYPE[c] : 'int';
 }
 
+/** Declares `off_<prefix>`: the offset of element `index` of the walk in `<prefix>Shape`, `<prefix>St`. */
 function walk(rank: number, prefix: string, idx: string, index: string): string {
-  const lines = [`${idx} rem_${prefix} = ${index}; ${idx} off_${prefix} = 0;`];
-  for (let d = rank - 1; d >= 0; d--) {
-    if (d === 0) lines.push(`off_${prefix} += rem_${prefix} * (${idx})${prefix}St.v[0];`);
-    else
-      lines.push(
-        `{ ${idx} n = (${idx})${prefix}Shape.v[${d}]; off_${prefix} += (rem_${prefix} % n) * (${idx})${prefix}St.v[${d}]; rem_${prefix} /= n; }`,
-      );
-  }
-  return lines.join('\n  ');
+  const lines = renderOffsetWalk(
+    {
+      rank,
+      index,
+      extent: (d) => `(${idx})${prefix}Shape.v[${d}]`,
+      offsets: [`off_${prefix}`],
+      stride: (_, d) => `(${idx})${prefix}St.v[${d}]`,
+      rest: `rem_${prefix}`,
+    },
+    cIndexDialect(idx),
+  );
+  return [`${idx} off_${prefix} = 0;`, ...lines].join('\n  ');
 }
 
 /** The identity and the combine step (`ar1_combine(a, b)`), from the kernel IR (kernel-ir/reduce.ts). */

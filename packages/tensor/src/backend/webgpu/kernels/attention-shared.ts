@@ -12,7 +12,8 @@ import {
 } from '../../backend.js';
 import type { GpuStorage } from '../buffers.js';
 import { type Binding, type GpuQueue, Params, grid } from '../queue.js';
-import { INF, PARAMS, buffer } from '../wgsl.js';
+import { INF } from '../../../kernel-ir/render-wgsl.js';
+import { PARAMS, buffer } from '../wgsl.js';
 
 export const ROWS = 64;
 

@@ -5,6 +5,7 @@
  * float additions is not fixed, so sums may differ from the CPU's in the last bits.
  * Out-of-range indices are reported through the queue's status buffer and thrown on the next read.
  */
+import { mergeAxes } from '../../../kernel-ir/walk.js';
 import type { View } from '../../backend.js';
 import type { GpuStorage } from '../buffers.js';
 import { Params, grid, type GpuQueue } from '../queue.js';
@@ -13,7 +14,6 @@ import {
   LINEAR_GROUP,
   PARAMS,
   buffer,
-  collapse,
   sizeOfShape,
   storageType,
   stridedOffsets,
@@ -31,7 +31,7 @@ interface Walk {
 /** The joint walk over index's shape of: index, the target with its `dim` stride zeroed, and the third view. */
 function walkOf(index: View, target: View, dim: number, third: View): Walk {
   const targetStrides = target.strides.map((s, i) => (i === dim ? 0 : s));
-  const walk = collapse(index.shape, [index.strides, targetStrides, third.strides]);
+  const walk = mergeAxes(index.shape, [index.strides, targetStrides, third.strides]);
   const rank = walk.shape.length;
   const words = stridedWords(walk.shape, [index.offset, target.offset, third.offset], walk.strides);
   return { rank, words, extraAt: 1 + words.length };

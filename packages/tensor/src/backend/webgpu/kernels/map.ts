@@ -1,9 +1,10 @@
 /**
  * The one elementwise kernel: k strided inputs, one strided output, an expression per element. fill, copy
  * (with casts), unary, binary and where are all instances; each pipeline is keyed by its expression, the
- * dtypes and the rank of the collapsed walk.
+ * dtypes and the rank of the merged walk.
  */
 import { type DType, isHalf } from '../../../dtype.js';
+import { mergeAxes } from '../../../kernel-ir/walk.js';
 import type { View } from '../../backend.js';
 import type { GpuStorage } from '../buffers.js';
 import { Params, grid, type GpuQueue } from '../queue.js';
@@ -14,7 +15,6 @@ import {
   LINEAR_GROUP,
   PARAMS,
   buffer,
-  collapse,
   halfAt,
   sizeOfShape,
   storageType,
@@ -45,7 +45,7 @@ export function launchMap(queue: GpuQueue, spec: MapSpec): void {
   const n = sizeOfShape(out.shape);
   if (n === 0) return;
   const views = [...inputs, out];
-  const walk = collapse(
+  const walk = mergeAxes(
     out.shape,
     views.map((v) => v.strides),
   );

@@ -9,7 +9,9 @@
 import type { View } from '../../backend.js';
 import type { GpuStorage } from '../buffers.js';
 import { Params, grid, type GpuQueue } from '../queue.js';
-import { PARAMS, buffer, collapse, sizeOfShape, storageType } from '../wgsl.js';
+import { WGSL_INDEX } from '../../../kernel-ir/render-wgsl.js';
+import { mergeAxes, renderOffsetWalk } from '../../../kernel-ir/walk.js';
+import { PARAMS, buffer, sizeOfShape, storageType } from '../wgsl.js';
 
 const TM = 64;
 const TN = 64;
@@ -54,18 +56,24 @@ export function directBlock(M: number, N: number, batches: number): readonly [nu
  */
 const BATCH = 13;
 function batchOffsets(rb: number): string {
-  const lines = [
+  const walk = renderOffsetWalk(
+    {
+      rank: rb,
+      index: 'batch',
+      extent: (d) => `pu(${BATCH + d}u)`,
+      offsets: ['oa', 'ob'],
+      stride: (k, d) => `pi(${BATCH + (k + 1) * rb + d}u)`,
+    },
+    WGSL_INDEX,
+  );
+  return [
     'fn batch_offsets(batch: u32) -> vec2<i32> {',
-    '  var rest = batch;',
-    '  var o = vec2<i32>(pi(3u), pi(6u));',
-  ];
-  for (let d = rb - 1; d >= 0; d--) {
-    lines.push(
-      `  { let dim = pu(${BATCH + d}u); let c = i32(rest % dim); rest = rest / dim; o += c * vec2<i32>(pi(${BATCH + rb + d}u), pi(${BATCH + 2 * rb + d}u)); }`,
-    );
-  }
-  lines.push('  return o;', '}');
-  return lines.join('\n');
+    '  var oa = pi(3u);',
+    '  var ob = pi(6u);',
+    ...walk.map((line) => `  ${line}`),
+    '  return vec2<i32>(oa, ob);',
+    '}',
+  ].join('\n');
 }
 
 function tiledSource(t: string, rb: number, vecA: boolean, vecB: boolean): string {
@@ -295,7 +303,7 @@ export function matmul(queue: GpuQueue, a: View, b: View, out: View): void {
   if (batches * M * N === 0) return;
   const t = storageType(a.dtype);
   if (t === 'u32') throw new Error('webgpu matmul: bool operands must be cast first');
-  const walk = collapse(batchShape, [a.strides.slice(0, rank - 2), b.strides.slice(0, rank - 2)]);
+  const walk = mergeAxes(batchShape, [a.strides.slice(0, rank - 2), b.strides.slice(0, rank - 2)]);
   const rb = walk.shape.length;
   const [sam, sak] = [a.strides[rank - 2], a.strides[rank - 1]];
   const [sbk, sbn] = [b.strides[rank - 2], b.strides[rank - 1]];

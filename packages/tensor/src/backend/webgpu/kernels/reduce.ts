@@ -1,38 +1,45 @@
 /**
- * Reductions along any set of axes of a strided view. The kept axes and the reduced axes are each collapsed
+ * Reductions along any set of axes of a strided view. The kept axes and the reduced axes are each merged
  * to a short walk; an output element either gets a whole workgroup (tree reduction in workgroup memory,
  * for long reductions or few outputs) or one thread (short reductions over many outputs).
  * Sums accumulate in f32 (i32 for ints and bools), so they differ from the float64 CPU reference by rounding.
  */
 import { ARG_REDUCTIONS, VALUE_REDUCTIONS, isArgReduction } from '../../../kernel-ir/reduce.js';
-import { type WgslScalar, wgslFunction, wgslLiteral } from '../../../kernel-ir/render-wgsl.js';
+import {
+  INF,
+  IS_NAN,
+  WGSL_INDEX,
+  type WgslScalar,
+  wgslFunction,
+  wgslLiteral,
+} from '../../../kernel-ir/render-wgsl.js';
+import { mergeAxes, renderOffsetWalk } from '../../../kernel-ir/walk.js';
 import type { ReduceOp, View } from '../../backend.js';
 import type { GpuStorage } from '../buffers.js';
 import { Params, grid, type GpuQueue } from '../queue.js';
-import {
-  GROUP_BUILTINS,
-  INF,
-  IS_NAN,
-  LINEAR_GROUP,
-  PARAMS,
-  buffer,
-  collapse,
-  sizeOfShape,
-  storageType,
-} from '../wgsl.js';
+import { GROUP_BUILTINS, LINEAR_GROUP, PARAMS, buffer, sizeOfShape, storageType } from '../wgsl.js';
 
 const WG = 256;
 
 /** WGSL: offset of linear index `j` along a walk whose shape starts at word `shapeAt` and strides at `strideAt`. */
 function walkFn(name: string, rank: number, shapeAt: number, strideAt: number): string {
-  const body: string[] = [`fn ${name}(j: u32) -> i32 {`, '  var rest = j;', '  var o = 0;'];
-  for (let d = rank - 1; d >= 0; d--) {
-    body.push(
-      `  { let dim = pu(${shapeAt + d}u); o += i32(rest % dim) * pi(${strideAt + d}u); rest = rest / dim; }`,
-    );
-  }
-  body.push('  return o;', '}');
-  return body.join('\n');
+  const walk = renderOffsetWalk(
+    {
+      rank,
+      index: 'j',
+      extent: (d) => `pu(${shapeAt + d}u)`,
+      offsets: ['o'],
+      stride: (_, d) => `pi(${strideAt + d}u)`,
+    },
+    WGSL_INDEX,
+  );
+  return [
+    `fn ${name}(j: u32) -> i32 {`,
+    '  var o = 0;',
+    ...walk.map((line) => `  ${line}`),
+    '  return o;',
+    '}',
+  ].join('\n');
 }
 
 /**
@@ -74,11 +81,11 @@ export function reduce(queue: GpuQueue, op: ReduceOp, x: View, axes: readonly nu
   const reduced = new Set(axes);
   const keep = x.shape.map((_, i) => i).filter((i) => !reduced.has(i));
   const inner = x.shape.map((_, i) => i).filter((i) => reduced.has(i));
-  const outerWalk = collapse(
+  const outerWalk = mergeAxes(
     keep.map((i) => x.shape[i]),
     [keep.map((i) => x.strides[i])],
   );
-  const innerWalk = collapse(
+  const innerWalk = mergeAxes(
     inner.map((i) => x.shape[i]),
     [inner.map((i) => x.strides[i])],
   );

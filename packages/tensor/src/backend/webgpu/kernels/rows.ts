@@ -8,7 +8,8 @@
 import type { ScalarFunction } from '../../../kernel-ir/expr.js';
 import { LOG_SUM_EXP } from '../../../kernel-ir/rows.js';
 import { wgslFunction } from '../../../kernel-ir/render-wgsl.js';
-import { INF, sizeOfShape } from '../wgsl.js';
+import { INF } from '../../../kernel-ir/render-wgsl.js';
+import { sizeOfShape } from '../wgsl.js';
 
 /** The row arithmetic of the kernel IR (kernel-ir/rows.ts) as f32 WGSL functions, each under its IR name. */
 export function rowFunctions(...functions: ScalarFunction[]): string {

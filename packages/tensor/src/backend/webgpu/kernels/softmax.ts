@@ -8,7 +8,8 @@ import { LOGPROBS_GRAD, LOG_SOFTMAX, LOG_SUM_EXP, softmaxFunctions } from '../..
 import type { View } from '../../backend.js';
 import type { GpuStorage } from '../buffers.js';
 import { Params, grid, type GpuQueue } from '../queue.js';
-import { GROUP_BUILTINS, INF, LINEAR_GROUP, PARAMS, buffer, sizeOfShape } from '../wgsl.js';
+import { INF } from '../../../kernel-ir/render-wgsl.js';
+import { GROUP_BUILTINS, LINEAR_GROUP, PARAMS, buffer, sizeOfShape } from '../wgsl.js';
 import { onlineReducer, rowFunctions, rowThreads, rowsOf, subgroupHooks, sumReducer } from './rows.js';
 
 function checkFloat(kernel: string, ...views: View[]): void {
