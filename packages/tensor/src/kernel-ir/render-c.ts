@@ -6,6 +6,7 @@
  * ar1_nan_*, ar1_inf_*) are in the kernels' common prelude.
  */
 import type { DType } from '../dtype.js';
+import type { CastStep } from './casts.js';
 import { type Expr, type Prim, type ScalarFunction, isBool, memoized, renderText } from './expr.js';
 import type { IndexDialect } from './walk.js';
 
@@ -150,4 +151,22 @@ export const cFunction = memoized((f: ScalarFunction, type: CScalar, name: strin
 export function cIndexDialect(type: string): IndexDialect {
   const declare = (name: string, value: string) => `${type} ${name} = ${value};`;
   return { variable: declare, constant: declare, toOffset: (value) => value };
+}
+
+/**
+ * One cast step (./casts.ts) in C, with the prelude's helpers (ar1_to_i32: ToInt32; the half conversions).
+ */
+export function cCast(step: CastStep, x: string): string {
+  switch (step.kind) {
+    case 'fromHalf':
+      return `ar1_${step.half}_to_f32(${x})`;
+    case 'toHalf':
+      return `ar1_f32_to_${step.half}(${x})`;
+    case 'toFloat':
+      return `(${C_NAME[step.to]})(${x})`;
+    case 'toInt32':
+      return step.fromFloat ? `ar1_to_i32((double)(${x}))` : `(int)(${x})`;
+    case 'toByte':
+      return step.fromFloat ? `ar1_to_u8((double)(${x}))` : `(unsigned char)((${x}) & 255)`;
+  }
 }

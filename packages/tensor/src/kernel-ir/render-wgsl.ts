@@ -6,6 +6,7 @@
  */
 import { type Expr, type Prim, type ScalarFunction, isBool, memoized, renderText } from './expr.js';
 import { C_COMPARE } from './render-c.js';
+import type { CastStep } from './casts.js';
 import type { IndexDialect } from './walk.js';
 
 export type WgslScalar = 'f32' | 'i32';
@@ -15,8 +16,24 @@ export const INF = /* wgsl */ `fn neg_inf() -> f32 { var bits = 0xff800000u; ret
 fn pos_inf() -> f32 { var bits = 0x7f800000u; return bitcast<f32>(bits); }
 fn nan_f() -> f32 { var bits = 0x7fc00000u; return bitcast<f32>(bits); }`;
 
-/** NaN tested on the bits: a shader compiler may assume x == x. */
+/** Float test for NaN that no fast-math pass can fold away (a shader compiler may assume x == x). */
 export const IS_NAN = 'fn is_nan(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u; }';
+
+/**
+ * f32 to i32 as an Int32Array store converts a number (JavaScript's ToInt32): truncation toward zero, NaN and
+ * ±Infinity to 0, magnitudes of 2^31 and more modulo 2^32 (WGSL's i32() clamps them instead). Above 2^31 an
+ * f32 is m·2^k with m its 24-bit integer mantissa and k ≥ 8, so the low 32 bits are m shifted left by k.
+ */
+export const JS_I32 = /* wgsl */ `fn js_i32(x: f32) -> i32 {
+  let bits = bitcast<u32>(x);
+  let e = i32((bits >> 23u) & 0xffu);
+  if (e == 255) { return 0; }
+  if (e < 158) { return i32(trunc(x)); }
+  let k = e - 150;
+  if (k >= 32) { return 0; }
+  let u = ((bits & 0x7fffffu) | 0x800000u) << u32(k);
+  return select(i32(u), i32(0u - u), (bits & 0x80000000u) != 0u);
+}`;
 
 /** The helpers the rendered functions call, once per shader. */
 export const WGSL_PRELUDE: Record<WgslScalar, string> = {
@@ -129,3 +146,22 @@ export const WGSL_INDEX: IndexDialect = {
   constant: (name, value) => `let ${name} = ${value};`,
   toOffset: (value) => `i32(${value})`,
 };
+
+/**
+ * One cast step (./casts.ts) in WGSL, over the storage types (f32, i32, u32 for bool and half bits), with
+ * JS_I32 for ToInt32 and HALF's conversions, which the shader must include.
+ */
+export function wgslCast(step: CastStep, x: string): string {
+  switch (step.kind) {
+    case 'fromHalf':
+      return `${step.half}_to_f32(${x})`;
+    case 'toHalf':
+      return `f32_to_${step.half}(${x})`;
+    case 'toFloat':
+      return step.from === 'float32' || step.from === 'float64' ? x : `f32(${x})`;
+    case 'toInt32':
+      return step.fromFloat ? `js_i32(${x})` : `i32(${x})`;
+    case 'toByte':
+      return step.fromFloat ? `(u32(js_i32(${x})) & 255u)` : `(u32(${x}) & 255u)`;
+  }
+}

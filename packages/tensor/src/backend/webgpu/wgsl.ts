@@ -98,23 +98,6 @@ fn f32_to_float16(x: f32) -> u32 {
   return sign | h;
 }`;
 
-/** Float test for NaN that no fast-math pass can fold away. */
-/**
- * f32 to i32 as an Int32Array store converts a number (JavaScript's ToInt32): truncation toward zero, NaN and
- * ±Infinity to 0, magnitudes of 2^31 and more modulo 2^32 (WGSL's i32() clamps them instead). Above 2^31 an
- * f32 is m·2^k with m its 24-bit integer mantissa and k ≥ 8, so the low 32 bits are m shifted left by k.
- */
-export const JS_I32 = /* wgsl */ `fn js_i32(x: f32) -> i32 {
-  let bits = bitcast<u32>(x);
-  let e = i32((bits >> 23u) & 0xffu);
-  if (e == 255) { return 0; }
-  if (e < 158) { return i32(trunc(x)); }
-  let k = e - 150;
-  if (k >= 32) { return 0; }
-  let u = ((bits & 0x7fffffu) | 0x800000u) << u32(k);
-  return select(i32(u), i32(0u - u), (bits & 0x80000000u) != 0u);
-}`;
-
 /**
  * WGSL that turns linear index `i` into the storage offsets of `count` operands, for a walk of rank `rank`
  * (kernel-ir/walk.ts). Parameter layout from word `base`: shape[rank], then for each operand offset then

@@ -4,7 +4,8 @@
  * string compiles the same under NVRTC (no system headers) and under `nvcc` (the CI check).
  */
 import { type DType, isHalf } from '../../../dtype.js';
-import { cIndexDialect } from '../../../kernel-ir/render-c.js';
+import { castSteps, renderCast } from '../../../kernel-ir/casts.js';
+import { cCast, cIndexDialect } from '../../../kernel-ir/render-c.js';
 import { renderOffsetWalk } from '../../../kernel-ir/walk.js';
 
 /**
@@ -108,15 +109,7 @@ ${HALF_PRELUDE}`;
 
 /** A C expression converting `expr` (of dtype `from`) to dtype `to` as a JavaScript typed-array store would. */
 export function convert(expr: string, from: DType, to: DType): string {
-  if (from === to) return expr;
-  // Half types go through float, as the CPU backend's conversions do.
-  if (isHalf(from)) return convert(`ar1_${from}_to_f32(${expr})`, 'float32', to);
-  if (isHalf(to)) return `ar1_f32_to_${to}(${convert(expr, from, 'float32')})`;
-  if (to === 'float32') return `(float)(${expr})`;
-  if (to === 'float64') return `(double)(${expr})`;
-  if (from === 'int32' || from === 'bool')
-    return to === 'int32' ? `(int)(${expr})` : `(unsigned char)((${expr}) & 255)`;
-  return to === 'int32' ? `ar1_to_i32((double)(${expr}))` : `ar1_to_u8((double)(${expr}))`;
+  return renderCast(expr, castSteps(from, to), cCast);
 }
 
 /** The type a kernel computes a dtype's values in: float for the half types, else the dtype itself. */

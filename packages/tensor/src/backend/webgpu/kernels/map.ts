@@ -4,6 +4,8 @@
  * dtypes and the rank of the merged walk.
  */
 import { type DType, isHalf } from '../../../dtype.js';
+import { castSteps, renderCast } from '../../../kernel-ir/casts.js';
+import { JS_I32, wgslCast } from '../../../kernel-ir/render-wgsl.js';
 import { mergeAxes } from '../../../kernel-ir/walk.js';
 import type { View } from '../../backend.js';
 import type { GpuStorage } from '../buffers.js';
@@ -11,13 +13,11 @@ import { Params, grid, type GpuQueue } from '../queue.js';
 import {
   GROUP_BUILTINS,
   HALF,
-  JS_I32,
   LINEAR_GROUP,
   PARAMS,
   buffer,
   halfAt,
   sizeOfShape,
-  storageType,
   storeHalf,
   stridedOffsets,
   stridedWords,
@@ -97,17 +97,9 @@ ${loads}
 }
 
 /**
- * WGSL converting `x` of storage type `from` to `to`, as a typed-array store does on the CPU; half types go
- * through f32 (the functions of HALF, which launchMap adds where a view is half).
+ * WGSL converting `x` of storage type `from` to `to`, as a typed-array store does on the CPU (the kernel
+ * IR's casts); half types go through f32 (the functions of HALF, which launchMap adds where a view is half).
  */
 export function convert(x: string, from: DType, to: DType): string {
-  if (from === to) return x;
-  if (isHalf(from)) return convert(`${from}_to_f32(${x})`, 'float32', to);
-  if (isHalf(to)) return `f32_to_${to}(${convert(x, from, 'float32')})`;
-  const f = storageType(from);
-  const t = storageType(to);
-  if (f === t) return x;
-  if (to === 'bool') return f === 'f32' ? `(u32(js_i32(${x})) & 255u)` : `(u32(${x}) & 255u)`;
-  if (f === 'f32') return `js_i32(${x})`;
-  return `${t}(${x})`;
+  return renderCast(x, castSteps(from, to), wgslCast);
 }
