@@ -169,9 +169,10 @@ describe('sftStep', () => {
     expect(withContext.after).not.toEqual(plain.after);
   });
 
-  it("weights each demonstration's last action: the loss is the weighted token mean, and the update moves", async () => {
+  it("weights each demonstration's answer after its tag: the loss is the weighted token mean, and the update moves", async () => {
     const { demos, step } = await sftFixture('answer');
-    // Action tokens of the last turns, and of the others.
+    // Action tokens of the last turns after their first (the answer tag, weighted as any action's), and
+    // the others.
     let last = 0;
     let all = 0;
     for (const d of demos) {
@@ -179,7 +180,7 @@ describe('sftStep', () => {
       for (let t = 0; t < d.tokens.length; t++) {
         if (!d.actionMask[t]) continue;
         all++;
-        if (t >= turn.actionStart && t < turn.actionEnd) last++;
+        if (t > turn.actionStart && t < turn.actionEnd) last++;
       }
     }
     const other = all - last;

@@ -18,8 +18,9 @@ export interface SftOptions {
   /** Weight of the loss on prompt and observation tokens relative to action tokens; default 0 (off). */
   contextWeight?: number;
   /**
-   * Weight of each demonstration's last action (where a task's answer is) relative to its other actions;
-   * default 1. The answer is a few tokens of an episode's actions, so its share of the loss is small.
+   * Weight of each demonstration's last action (where a task's answer is), after its first token, relative
+   * to its other actions; default 1. The answer is a few tokens of an episode's actions, so its share of the
+   * loss is small.
    */
   answerWeight?: number;
 }
@@ -41,12 +42,16 @@ function contextMask(attention: Float64Array, action: Float64Array): Float64Arra
 const count = (rows: readonly Float64Array[]) =>
   rows.reduce((n, row) => n + row.reduce((a, b) => a + b, 0), 0);
 
-/** The action mask with each demonstration's last action weighted `weight` (the batch is right-padded). */
+/**
+ * The action mask with each demonstration's last action weighted `weight`, except its first token (the
+ * batch is right-padded). That token (`<answer>`) is where the policy chooses between answering and
+ * calling another tool; weighting it would teach answering over a tool call as much as the answer itself.
+ */
 function answerWeighted(demos: readonly Trajectory[], actionMask: readonly Float64Array[], weight: number) {
   return actionMask.map((mask, r) => {
     const last = demos[r].turns.at(-1);
     const row = Float64Array.from(mask);
-    if (last) for (let t = last.actionStart; t < last.actionEnd; t++) row[t] *= weight;
+    if (last) for (let t = last.actionStart + 1; t < last.actionEnd; t++) row[t] *= weight;
     return row;
   });
 }
