@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Generator } from '@agent-r1/tensor';
@@ -11,6 +11,7 @@ import {
   isSwappedComparison,
   loadMultihopResources,
   multihopQaTask,
+  multihopTokenizer,
   withSwappedComparisons,
 } from '../src/tasks/multihop-qa/index.js';
 import type { AgentTask } from '../src/tasks/task.js';
@@ -60,6 +61,22 @@ describe('multihop-qa with taskOptions.compareTool', () => {
     const step = await env.step('nothing', []);
     expect(step.observation).toContain('<compare>values</compare>');
     for (const tag of ['<compare>', '</compare>']) expect(task.codec.encode(tag)).toHaveLength(1);
+  });
+
+  it('a cached tokenizer that lacks a special token of the tool is trained again, not reused', async () => {
+    const r = loadMultihopResources();
+    const dir = mkdtempSync(join(tmpdir(), 'multihop-stale-'));
+    try {
+      await multihopTokenizer(r, { cacheDir: dir });
+      const [plain] = readdirSync(dir);
+      // The file a compare-tool tokenizer is cached as, holding one without the tool's tokens.
+      copyFileSync(join(dir, plain), join(dir, plain.replace('.json', '-compare.json')));
+      const tokenizer = await multihopTokenizer(r, { cacheDir: dir, compareTool: true });
+      expect(tokenizer.specialTokens).toContain('<compare>');
+      expect(tokenizer.encode('<compare>')).toHaveLength(1);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('the scripted searcher compares the two areas it read, once, and answers every comparison both ways', async () => {

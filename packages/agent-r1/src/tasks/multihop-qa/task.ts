@@ -138,7 +138,12 @@ export async function multihopTokenizer(
     cacheDir,
     `tokenizer-v${MULTIHOP_TOKENIZER_VERSION}-data${DATASET_VERSION}-seed${options.dataSeed ?? 0}-vocab${vocabSize}${options.compareTool ? '-compare' : ''}.json`,
   );
-  if (existsSync(file)) return Tokenizer.load(file);
+  const specialTokens = multihopSpecialTokens(options);
+  if (existsSync(file)) {
+    const cached = await Tokenizer.load(file);
+    // One written before a special token was added is stale: trained again below, and replaced.
+    if (specialTokens.every((t) => cached.specialTokens.includes(t))) return cached;
+  }
   const style = tagStyle(options);
   const texts = [
     ...r.dataset.corpus.map((d) => `${d.title}: ${d.contents}`),
@@ -153,7 +158,7 @@ export async function multihopTokenizer(
   // in the document it was read from (`Washington D.C.` out of `…is Washington D.C..`), so it can be copied.
   const tokenizer = trainBpe(texts, {
     vocabSize,
-    specialTokens: multihopSpecialTokens(options),
+    specialTokens,
     pretokenizer: 'split-digits-punct',
   });
   await mkdir(cacheDir, { recursive: true });
