@@ -10,6 +10,13 @@ import type { Tool, ToolResult } from '../../tools/tool.js';
 
 export const COMPARE_TOOL = 'compare';
 
+/**
+ * What the result's label follows. With the tool on, the tokenizer makes it one special token: the copy
+ * head keys a token by the hidden state before it, and this token, unlike a colon, occurs nowhere else, so
+ * "the name after the comparison's verdict" is one dot product for the answer to copy.
+ */
+export const LARGEST = 'Largest:';
+
 export interface CompareArgs {
   values: string;
 }
@@ -49,7 +56,7 @@ export function largest(items: readonly LabelledValue[]): ToolResult {
   const top = Math.max(...items.map((i) => i.value));
   const winners = items.filter((i) => i.value === top);
   if (winners.length > 1) return { content: `Tie: ${winners.map((w) => w.label).join(', ')}`, success: true };
-  return { content: `Largest: ${winners[0].label}`, success: true };
+  return { content: `${LARGEST} ${winners[0].label}`, success: true };
 }
 
 export function compareTool(): Tool<CompareArgs> {

@@ -16,7 +16,7 @@ import { ToolRegistry } from '../../tools/registry.js';
 import type { Tool } from '../../tools/tool.js';
 import type { AgentTask, TaskVocabulary } from '../task.js';
 import type { Doc, QaExample } from './data/types.js';
-import { COMPARE_TOOL, compareTool } from './compare-tool.js';
+import { COMPARE_TOOL, LARGEST, compareTool } from './compare-tool.js';
 import { retrievalReward } from './retrieval-reward.js';
 import type { SearchIndex } from './search/bm25.js';
 import { SEARCH_TOOL, searchTool } from './search/tool.js';
@@ -32,7 +32,7 @@ export const MULTIHOP_SPECIAL_TOKENS = [
 ] as const;
 
 /** The `compare` tool's tags, special tokens of the tokenizer when the tool is on. */
-export const COMPARE_SPECIAL_TOKENS = ['<compare>', '</compare>'] as const;
+export const COMPARE_SPECIAL_TOKENS = ['<compare>', '</compare>', LARGEST] as const;
 
 /** The tokenizer's special tokens: the tags and `<eos>`, and the compare tags when that tool is on. */
 export function multihopSpecialTokens(options: { compareTool?: boolean } = {}): string[] {
