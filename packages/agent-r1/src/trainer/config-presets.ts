@@ -66,6 +66,11 @@ export const presets: Record<string, PartialTrainConfig> = {
       // A kind's share goes as the square root of its count: the rare 3-hop chains are seen often enough to
       // be learnt, without the common kinds being starved (a full balance did worse).
       balanceKinds: { warmStart: 0.5, rl: 0.5 },
+      // A second tool for the area comparisons: a small model reads and copies figures well but compares
+      // digit strings no better than a coin; the tool compares what the policy wrote. The comparisons'
+      // share of the warm start doubled: the call and the answer that follows its verdict are few tokens.
+      compareTool: true,
+      kindBoost: { warmStart: 'compare_area=2' },
     },
     model: {
       dModel: 64,
@@ -77,12 +82,16 @@ export const presets: Record<string, PartialTrainConfig> = {
       copyHead: true,
       copyMatch: true,
       copySourceGate: true,
+      // A figure such as 1,285,216 repeats a digit group; two tokens of match evidence would loop on it.
+      copyMatchSpan: true,
     },
-    rollout: MULTIHOP_ROLLOUT,
+    // A compare call writes two labels and their figures: longer than a search.
+    rollout: { ...MULTIHOP_ROLLOUT, maxTokensPerTurn: 32 },
     // A KL penalty to the warm start (0.1): plain GRPO drifted from the warm start and lost 3-hop chains.
     algorithm: { name: 'grpo', klCoef: 0.1 },
     sft: {
-      steps: 1000,
+      // 2,000 steps: at 1,000 the policy called the compare tool in fewer comparisons (docs/history.md).
+      steps: 2000,
       demonstrations: 2151,
       batchSize: 16,
       lr: 0.01,
@@ -91,6 +100,8 @@ export const presets: Record<string, PartialTrainConfig> = {
       schedule: 'cosine',
       minLrRatio: 0.1,
       contextWeight: 0.5,
+      // The answer after its tag ×4: it is 3–6 of an episode's 60–100 action tokens.
+      answerWeight: 4,
       successfulOnly: true,
     },
     train: {

@@ -32,7 +32,7 @@ export const MultihopOptionsSchema = section('Options of the multi-hop QA task.'
   ),
   compareTool: bool(
     false,
-    "A second tool, compare ('<compare>label number ; label number</compare>' → 'Largest: label'): the scripted demonstrations of an area comparison call it with the two areas they read. Off in the preset: a policy trained from scratch copied the figures too poorly to gain from it (docs/history.md); a pretrained model gets it declared in its chat template.",
+    "A second tool, compare ('<compare>label number ; label number</compare>' → 'Largest: label'): the scripted demonstrations of an area comparison call it with the two areas they read, and the tokenizer makes its verdict ('Largest:') one token, so that the answer can copy the name after it. On in the multihop preset; a pretrained model gets it declared in its chat template.",
   ),
   questions: str(
     '',
