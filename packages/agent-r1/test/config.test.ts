@@ -311,9 +311,9 @@ describe("a task's own options (taskOptions)", () => {
       rlHops: '2,3',
       renameEntities: { warmStart: 0.9, rl: 0.9 },
       balanceKinds: { warmStart: 0.5, rl: 0.5 },
-      kindBoost: { warmStart: '', rl: '' },
+      kindBoost: { warmStart: 'compare_area=2', rl: '' },
       swappedComparisons: false,
-      compareTool: false,
+      compareTool: true,
       questions: '',
       corpus: '',
     });

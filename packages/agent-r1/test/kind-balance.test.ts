@@ -72,6 +72,15 @@ describe('kindWeights', () => {
     expect(boost('rare=x')).toThrow("got 'rare=x'");
     expect(boost('rare=2,rare=3')).toThrow("opts.boost: kind 'rare' is given twice");
   });
+
+  it('boosts nothing for a known kind that a subset lacks, and still refuses an unknown one', () => {
+    const known = new Set(['common', 'rare', 'uncommon', 'absent']);
+    const withKnown = (kindBoost: string) => kindWeights(kindOf, examples, mix(0.5, kindBoost), known);
+    expect(withKnown('absent=3')).toEqual(kindWeights(kindOf, examples, mix(0.5)));
+    expect(() => withKnown('rarest=2')).toThrow(
+      "opts.boost: no example of kind 'rarest' (kinds: absent, common, rare, uncommon)",
+    );
+  });
 });
 
 describe('repeatCounts', () => {

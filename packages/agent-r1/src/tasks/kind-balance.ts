@@ -37,22 +37,25 @@ export function mixesKinds(mix: KindMix): boolean {
 
 /**
  * Each example's weight, with mean 1 (so a pass over `examples` keeps its size); all 1 when the mix is
- * neutral. A boosted kind that no example has is an error naming the option.
+ * neutral. A boosted kind that is not one of `known` (default: the examples' kinds) is an error naming the
+ * option; a known kind that these examples lack (a small subset) boosts nothing.
  */
 export function kindWeights<E>(
   kindOf: (example: E) => string,
   examples: readonly E[],
   mix: KindMix,
+  known?: ReadonlySet<string>,
 ): number[] {
   if (!mixesKinds(mix)) return examples.map(() => 1);
   const boost = parseKindBoost(mix.kindBoost, mix.keys.kindBoost);
   const kinds = examples.map((e) => kindOf(e));
   const counts = new Map<string, number>();
   for (const k of kinds) counts.set(k, (counts.get(k) ?? 0) + 1);
+  const valid = known ?? new Set(counts.keys());
   for (const k of boost.keys())
-    if (!counts.has(k))
+    if (!valid.has(k))
       throw new Error(
-        `${mix.keys.kindBoost}: no example of kind '${k}' (kinds: ${[...counts.keys()].sort().join(', ')})`,
+        `${mix.keys.kindBoost}: no example of kind '${k}' (kinds: ${[...valid].sort().join(', ')})`,
       );
   const raw = kinds.map((k) => counts.get(k)! ** -mix.balanceKinds * (boost.get(k) ?? 1));
   const mean = raw.reduce((s, w) => s + w, 0) / raw.length;

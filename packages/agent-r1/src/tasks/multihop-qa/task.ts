@@ -223,15 +223,17 @@ export async function multihopQaTask(
     },
   });
   const rlPrompts = questionsWithHops(trainSplit, own.rlHops);
-  // A bad boost (a kind no example has) stops here, before anything is trained.
+  // The training split's kinds: a boost may name one that a limited subset lacks, not one it has not.
+  const kinds = new Set(train.map(kindOf));
+  // A bad boost (a kind the training split has not) stops here, before anything is trained.
   for (const stage of ['warm-start', 'rl'] as const)
-    kindWeights(kindOf, stage === 'rl' ? rlPrompts : trainSplit, mixOf(stage));
+    kindWeights(kindOf, stage === 'rl' ? rlPrompts : trainSplit, mixOf(stage), kinds);
   return {
     ...multihopAnswering(makeEnv, vocabulary),
     train: trainSplit,
     rlPrompts,
     exampleWeights: (stage, examples) =>
-      mixesKinds(mixOf(stage)) ? kindWeights(kindOf, examples, mixOf(stage)) : undefined,
+      mixesKinds(mixOf(stage)) ? kindWeights(kindOf, examples, mixOf(stage), kinds) : undefined,
     renameChance: (stage) => own.renameEntities[STAGE_KEY[stage]],
     validation:
       options.validationLimit === undefined ? validation : validation.slice(0, options.validationLimit),
