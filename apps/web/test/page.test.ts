@@ -23,10 +23,11 @@ import { SHIPPED_POLICY, WEB_ROOT, type Site, buildPage, serveSite, writeSiteDat
 
 const chromium = chromiumForTests('web page');
 /**
- * Test questions (indices into the test split): 2-hop and 1-hop ones the shipped policy answers right, a
- * comparison it gets wrong (both verdicts are shown), and a 3-hop chain it answers right (the screenshot).
+ * Test questions (indices into the test split): a 1-hop one the shipped policy answers right, a 3-hop chain
+ * it gets wrong (both verdicts are shown), an area comparison it answers with the compare tool, and a 3-hop
+ * chain it answers right (the screenshot).
  */
-const QUESTIONS = [0, 1, 22, 5];
+const QUESTIONS = [1, 7, 22, 16];
 /** A question typed by the user (no gold answer): the page asks it as `agent.ask` does. */
 const TYPED = 'What currency is used in the country whose capital is Lima?';
 /**
