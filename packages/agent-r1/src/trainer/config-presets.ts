@@ -90,7 +90,8 @@ export const presets: Record<string, PartialTrainConfig> = {
     // A KL penalty to the warm start (0.1): plain GRPO drifted from the warm start and lost 3-hop chains.
     algorithm: { name: 'grpo', klCoef: 0.1 },
     sft: {
-      // 2,000 steps: at 1,000 the policy called the compare tool in fewer comparisons (docs/history.md).
+      // 2,000 steps: with the compare tool, the warm start at 1,000 was weaker on every kind of question
+      // (docs/history.md, runs B and C: 0.723 and 0.786 over all questions).
       steps: 2000,
       demonstrations: 2151,
       batchSize: 16,

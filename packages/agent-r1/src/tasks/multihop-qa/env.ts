@@ -31,7 +31,7 @@ export const MULTIHOP_SPECIAL_TOKENS = [
   '<eos>',
 ] as const;
 
-/** The `compare` tool's tags, special tokens of the tokenizer when the tool is on. */
+/** The `compare` tool's tags and its verdict's marker, special tokens of the tokenizer when the tool is on. */
 export const COMPARE_SPECIAL_TOKENS = ['<compare>', '</compare>', LARGEST] as const;
 
 /** The tokenizer's special tokens: the tags and `<eos>`, and the compare tags when that tool is on. */
