@@ -86,7 +86,7 @@ describe('kernel IR: casts', () => {
       { kind: 'toByte', fromFloat: true },
     ]);
     expect(castSteps('int32', 'bfloat16')).toEqual([
-      { kind: 'toFloat', from: 'int32', to: 'float32' },
+      { kind: 'toFloat', fromFloat: false, to: 'float32' },
       { kind: 'toHalf', half: 'bfloat16' },
     ]);
   });

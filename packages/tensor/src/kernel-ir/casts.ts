@@ -17,7 +17,7 @@ export type CastStep =
   /** Float32 to a half's bits, rounding to nearest even. */
   | { kind: 'toHalf'; half: HalfDType }
   /** A number (int32, bool, float32, float64) to a float type; floats round to nearest. */
-  | { kind: 'toFloat'; from: DType; to: 'float32' | 'float64' }
+  | { kind: 'toFloat'; fromFloat: boolean; to: 'float32' | 'float64' }
   /** To int32: from a float, ToInt32; from a bool, exact. */
   | { kind: 'toInt32'; fromFloat: boolean }
   /** To a bool byte: the low 8 bits of ToInt32 (of an int32, its low 8 bits). */
@@ -28,8 +28,8 @@ export function castSteps(from: DType, to: DType): CastStep[] {
   if (from === to) return [];
   if (isHalf(from)) return [{ kind: 'fromHalf', half: from }, ...castSteps('float32', to)];
   if (isHalf(to)) return [...castSteps(from, 'float32'), { kind: 'toHalf', half: to }];
-  if (to === 'float32' || to === 'float64') return [{ kind: 'toFloat', from, to }];
   const fromFloat = isFloat(from);
+  if (to === 'float32' || to === 'float64') return [{ kind: 'toFloat', fromFloat, to }];
   return to === 'int32' ? [{ kind: 'toInt32', fromFloat }] : [{ kind: 'toByte', fromFloat }];
 }
 

@@ -158,7 +158,7 @@ export function wgslCast(step: CastStep, x: string): string {
     case 'toHalf':
       return `f32_to_${step.half}(${x})`;
     case 'toFloat':
-      return step.from === 'float32' || step.from === 'float64' ? x : `f32(${x})`;
+      return step.fromFloat ? x : `f32(${x})`;
     case 'toInt32':
       return step.fromFloat ? `js_i32(${x})` : `i32(${x})`;
     case 'toByte':
