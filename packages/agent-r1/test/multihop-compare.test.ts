@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { Generator } from '@agent-r1/tensor';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runTextEpisode } from '../src/mdp/text-episode.js';
-import { compareTool, parseCompareValues } from '../src/tasks/multihop-qa/compare-tool.js';
+import { LARGEST, compareTool, parseCompareValues } from '../src/tasks/multihop-qa/compare-tool.js';
 import type { QaExample } from '../src/tasks/multihop-qa/data/types.js';
 import { comparisonOptions } from '../src/tasks/multihop-qa/scripted.js';
 import {
@@ -60,7 +60,8 @@ describe('multihop-qa with taskOptions.compareTool', () => {
     await env.reset(task.train[0]);
     const step = await env.step('nothing', []);
     expect(step.observation).toContain('<compare>values</compare>');
-    for (const tag of ['<compare>', '</compare>']) expect(task.codec.encode(tag)).toHaveLength(1);
+    // The tags, and the verdict's marker (so that the answer can copy the name after it).
+    for (const tag of ['<compare>', '</compare>', LARGEST]) expect(task.codec.encode(tag)).toHaveLength(1);
   });
 
   it('a cached tokenizer that lacks a special token of the tool is trained again, not reused', async () => {
