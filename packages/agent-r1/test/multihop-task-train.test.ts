@@ -202,11 +202,15 @@ describe('multihop-qa pipeline through the CLI', () => {
       'multihop',
       ...TINY,
       'model.dModel=24',
+      // Its own folder: without --out the table goes to the preset's log.dir, the user's runs/multihop.
+      '--out',
+      join(dir, 'eval-shape'),
       '--policy',
       `x=${join(dir, 'run', 'checkpoints', 'policy')}`,
     ]);
     // The folder describes its model (agent.json): it loads as trained, whatever the preset's model.
     expect(shape.err).toBe('');
     expect(shape.code).toBe(0);
+    expect(existsSync(join(dir, 'eval-shape', 'results.md'))).toBe(true);
   }, 120_000);
 });
