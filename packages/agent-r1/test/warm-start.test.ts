@@ -137,16 +137,20 @@ describe('lengthBucketedBatches', () => {
   });
 });
 
-/** Six scripted demonstrations of a tiny config's task, and one fresh sftStep from the same weights. */
-async function sftFixture(name: string) {
-  const c = config(name, 1, false);
+/** Six scripted demonstrations of a tiny config's task (reveal by default), and one fresh sftStep from the same weights. */
+async function sftFixture(name: string, taskConfig = REVEAL) {
+  const c = config(name, 1, false, [], taskConfig);
   const task = await createTask(c);
   const demos = await Promise.all(
     task.train
       .slice(0, 6)
       .map((ex, i) => demonstrate(task.makeEnv(), ex, task.scripted!(ex, i), task.codec, c.rollout)),
   );
-  const step = async (options: { contextWeight?: number; answerWeight?: number }) => {
+  const step = async (options: {
+    contextWeight?: number;
+    answerWeight?: number;
+    decisionWeight?: number;
+  }) => {
     const policy = buildPolicy(c, task.vocabSize);
     const optimizer = new AdamW(policy.parameters(), { lr: 0.01 });
     const result = await sftStep(policy, optimizer, demos, { microBatchSize: 4, gradClip: 1, ...options });
@@ -196,6 +200,36 @@ describe('sftStep', () => {
     // float32 losses: agreement to 1e-5.
     expect(five.result.loss).toBeCloseTo((A + 5 * B) / (other + 5 * last), 5);
     expect(three.after).not.toEqual(one.after);
+  });
+
+  it("weights each action's first token (the choice of tool or answer) apart from the answer", async () => {
+    // Multi-hop episodes: a search call's tokens after its tag are neither a decision nor the answer.
+    const { demos, step } = await sftFixture('decision', MULTIHOP);
+    // Token counts: each action's first token (D), the last action's other tokens (B), the rest (O).
+    const n = { D: 0, B: 0, O: 0 };
+    for (const d of demos) {
+      const starts = new Set(d.turns.map((turn) => turn.actionStart));
+      const last = d.turns.at(-1)!;
+      for (let t = 0; t < d.tokens.length; t++) {
+        if (!d.actionMask[t]) continue;
+        if (starts.has(t)) n.D++;
+        else if (t > last.actionStart && t < last.actionEnd) n.B++;
+        else n.O++;
+      }
+    }
+    expect(Math.min(n.D, n.B, n.O)).toBeGreaterThan(0);
+    const run = (answerWeight: number, decisionWeight: number) => step({ answerWeight, decisionWeight });
+    // Three runs give the three classes' NLL sums; a fourth with other weights must agree with them.
+    const total = (r: { result: { loss: number } }, a: number, d: number) =>
+      r.result.loss * (n.O + d * n.D + a * n.B);
+    const plain = total(await run(1, 1), 1, 1); // O + D + B
+    const D = (total(await run(1, 3), 1, 3) - plain) / 2;
+    const B = (total(await run(3, 1), 3, 1) - plain) / 2;
+    const O = plain - D - B;
+    const mixed = await run(5, 2);
+    // float32 losses: agreement to 1e-5.
+    expect(mixed.result.loss).toBeCloseTo((O + 2 * D + 5 * B) / (n.O + 2 * n.D + 5 * n.B), 5);
+    expect(mixed.after).not.toEqual((await run(5, 1)).after);
   });
 });
 

@@ -152,7 +152,12 @@ const SftSchema = section("The supervised warm start on the task's scripted demo
   ),
   answerWeight: num(
     1,
-    "Weight of each demonstration's last action (where the answer is) after its first token, relative to its other actions (1: all alike): the answer is a few tokens of an episode, so its share of the loss is small. The first token (the answer tag) is where the policy chooses between answering and calling a tool, and keeps weight 1.",
+    "Weight of each demonstration's last action (where the answer is) after its first token, relative to its other actions (1: all alike): the answer is a few tokens of an episode, so its share of the loss is small. The first token (the answer tag) is where the policy chooses between answering and calling a tool, and takes `decisionWeight`.",
+    { above: 0 },
+  ),
+  decisionWeight: num(
+    1,
+    "Weight of each action's first token (a tool's tag or the answer's: where the policy chooses to act again or to answer), relative to the other action tokens (1: all alike).",
     { above: 0 },
   ),
   bucketByLength: bool(

@@ -23,10 +23,16 @@ export interface SftOptions {
    * loss is small.
    */
   answerWeight?: number;
+  /**
+   * Weight of each action's first token relative to the other action tokens; default 1. That token (a
+   * tool's tag or the answer's) is where the policy chooses to act again or to answer: one token of an
+   * episode's 60–100 action tokens, and the choice a small policy gets wrong from the question's wording.
+   */
+  decisionWeight?: number;
 }
 
 export interface SftStepResult {
-  /** Mean negative log-likelihood per action token (weighted by `answerWeight`). */
+  /** Mean negative log-likelihood per action token (weighted by `answerWeight` and `decisionWeight`). */
   loss: number;
   /** Mean negative log-likelihood per prompt/observation token (NaN when contextWeight is 0). */
   contextLoss: number;
@@ -43,15 +49,23 @@ const count = (rows: readonly Float64Array[]) =>
   rows.reduce((n, row) => n + row.reduce((a, b) => a + b, 0), 0);
 
 /**
- * The action mask with each demonstration's last action weighted `weight`, except its first token (the
- * batch is right-padded). That token (`<answer>`) is where the policy chooses between answering and
- * calling another tool; weighting it would teach answering over a tool call as much as the answer itself.
+ * The action mask weighted: each action's first token (the choice of tool or answer) by `decision`, and the
+ * last action's other tokens (the answer itself) by `answer` (the batch is right-padded). The answer's tag
+ * takes the decision weight, not the answer's: weighting it as the answer would teach answering over a tool
+ * call as much as the answer itself.
  */
-function answerWeighted(demos: readonly Trajectory[], actionMask: readonly Float64Array[], weight: number) {
+function weightedActions(
+  demos: readonly Trajectory[],
+  actionMask: readonly Float64Array[],
+  weights: { answer: number; decision: number },
+) {
   return actionMask.map((mask, r) => {
-    const last = demos[r].turns.at(-1);
+    const turns = demos[r].turns;
     const row = Float64Array.from(mask);
-    if (last) for (let t = last.actionStart + 1; t < last.actionEnd; t++) row[t] *= weight;
+    for (const turn of turns)
+      if (turn.actionEnd > turn.actionStart) row[turn.actionStart] *= weights.decision;
+    const last = turns.at(-1);
+    if (last) for (let t = last.actionStart + 1; t < last.actionEnd; t++) row[t] *= weights.answer;
     return row;
   });
 }
@@ -66,10 +80,12 @@ export async function sftStep(
   const batch = buildBatch(demos);
   const w = options.contextWeight ?? 0;
   const context = w > 0 ? batch.attentionMask.map((a, r) => contextMask(a, batch.actionMask[r])) : null;
-  const answerWeight = options.answerWeight ?? 1;
+  const weights = { answer: options.answerWeight ?? 1, decision: options.decisionWeight ?? 1 };
   const actions =
-    answerWeight === 1 ? batch.actionMask : answerWeighted(demos, batch.actionMask, answerWeight);
-  // With an answer weight, the action tokens count as their weights (the reported loss is their mean).
+    weights.answer === 1 && weights.decision === 1
+      ? batch.actionMask
+      : weightedActions(demos, batch.actionMask, weights);
+  // With weights, the action tokens count as their weights (the reported loss is their mean).
   const actionTokens = count(actions);
   const contextTokens = context ? count(context) : 0;
   // The loss is a weighted token-mean over the whole batch, so micro-batching does not change it.

@@ -187,6 +187,7 @@ export async function warmStartStep(
     gradClip: config.train.gradClip,
     contextWeight: sft.contextWeight,
     answerWeight: sft.answerWeight,
+    decisionWeight: sft.decisionWeight,
     lr,
   });
   optimizers.average?.update();
