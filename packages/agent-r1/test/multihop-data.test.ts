@@ -161,6 +161,35 @@ describe('multi-hop QA dataset (WordNet + world-countries)', () => {
     const b = buildMultihopDataset({ seed: 0, cacheDir: tmp }); // from the cache
     expect(b).toEqual(d);
   });
+
+  it('bridgeTypes: a part-of sentence names the type of an ambiguous place as its title does; nothing else changes', () => {
+    const typed = buildMultihopDataset({ seed: 0, sources: loadKnowledgeSources(), bridgeTypes: true });
+    expect(typed.questions).toEqual(d.questions);
+    // `American state Massachusetts` → `Massachusetts`, for each title with a facet (`Massachusetts (American state)`).
+    const typedNames = new Map<string, string>();
+    for (const { title } of d.corpus) {
+      const m = /^(.*) \(([^()]*)\)$/.exec(title);
+      if (m) typedNames.set(`${m[2]} ${m[1]}`, m[1]);
+    }
+    let named = 0;
+    for (const [i, doc] of typed.corpus.entries()) {
+      const plain = d.corpus[i];
+      expect(doc.id).toBe(plain.id);
+      if (doc.contents === plain.contents) continue;
+      // `X is part of the American state Massachusetts.` where the plain corpus says `X is part of Massachusetts.`
+      const untyped = doc.contents.replace(/ is part of the (.+?)\./g, (whole, place: string) => {
+        const name = typedNames.get(place);
+        return name === undefined ? whole : ` is part of ${name}.`;
+      });
+      expect(untyped).toBe(plain.contents);
+      named++;
+    }
+    expect(named).toBeGreaterThan(100);
+    const tmpTyped = mkdtempSync(join(tmpdir(), 'multihop-typed-'));
+    buildMultihopDataset({ seed: 0, cacheDir: tmpTyped, bridgeTypes: true });
+    expect(readdirSync(tmpTyped)[0]).toMatch(/-types$/);
+    rmSync(tmpTyped, { recursive: true, force: true });
+  });
 });
 
 describe('WordNet data parser', () => {

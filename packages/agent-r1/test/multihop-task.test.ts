@@ -118,6 +118,29 @@ describe('multihop-qa task', () => {
     }
   });
 
+  it('with taskOptions.bridgeTypes, every query of a scripted 3-hop chain copies text it has read', async () => {
+    const typedTask = await multihopQaTask({ rollout: { maxTurns: 4 }, taskOptions: { bridgeTypes: true } });
+    const chains = typedTask.test?.filter((q) => q.hops === 3) ?? [];
+    expect(chains.length).toBeGreaterThan(20);
+    let typedBridges = 0;
+    for (const q of chains) {
+      const { context: text, info } = await runTextEpisode(typedTask.makeEnv(), q, typedTask.scripted!(q, 0));
+      expect(info.em, text).toBe(1);
+      const queries = [...text.matchAll(/<search>([^<]*)<\/search>/g)].map((m) => m[1]);
+      // Each later hop's query, as the question or an earlier result wrote it (after a space).
+      for (const [i, query] of queries.entries()) {
+        if (i === 0) continue;
+        const before = text.slice(0, text.indexOf(`<search>${query}</search>`));
+        const read = /^ (.+) (capital|currency|borders)$/.exec(query)?.[1] ?? query.slice(1);
+        expect(before, query).toContain(` ${read}`);
+        if (/^ (American|Canadian) /.test(query)) typedBridges++;
+      }
+    }
+    // Some bridges need their type (a title such as `Massachusetts (American state)`): without the
+    // option the query took it from a title the policy never sees.
+    expect(typedBridges).toBeGreaterThan(5);
+  });
+
   it("the reader answers a comparison from the geography pages' sentences, whichever page comes first", () => {
     const geography = (name: string) => r.docs.get(`country:${name}:geography`)!;
     const page = (code: string) => {

@@ -173,6 +173,10 @@ export const handlers: CommandHandlers = {
   },
 
   async serveSearch(ctx) {
-    await serveMultihopSearch({ host: ctx.host, port: ctx.port, corpus: servedCorpus(ctx) }, ctx.stdout);
+    const own = ctx.config.task === 'multihop-qa' ? ctx.config.taskOptions : undefined;
+    await serveMultihopSearch(
+      { host: ctx.host, port: ctx.port, corpus: servedCorpus(ctx), bridgeTypes: own?.bridgeTypes === true },
+      ctx.stdout,
+    );
   },
 };

@@ -129,6 +129,8 @@ function afterPrompt(context: string, prompt: string): string {
  * searched with that type, in the question's words and order (`American state Kansas`: one contiguous
  * copy), whether or not its title has a facet: a policy sees the question, not which titles need
  * disambiguating, so its first query should follow from the question alone (measured: docs/history.md).
+ * A later hop's place that a document names with its type (`the American state Massachusetts`) is searched
+ * the same way.
  * A chain whose next entity never showed up stops early. Where the episode has the `compare` tool, an
  * area comparison whose two areas it has read then compares them with it. It then answers the gold answer
  * when every hop's evidence was retrieved, else what the extractive reader finds.
@@ -150,6 +152,9 @@ export function scriptedSearcher(
     const { main, facet } = splitTitle(titles[hop]);
     const stated = hop === 0 ? statedType(example.question, main) : undefined;
     if (stated !== undefined) return `${stated} ${main}`;
+    // A bridge read with its type (`…is part of the American state Massachusetts.`, taskOptions.bridgeTypes)
+    // is searched as written, one contiguous copy.
+    if (hop > 0 && facet && includesCaseless(seen, `the ${facet} ${main}`)) return `${facet} ${main}`;
     if (main !== '' && includesCaseless(`${example.question}\n${seen}`, main))
       return facet ? `${main} ${facet}` : main;
     if (hop > 0) return undefined;

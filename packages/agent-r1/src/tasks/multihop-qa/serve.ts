@@ -13,9 +13,10 @@ export interface MultihopSearchServerOptions {
   port?: number;
   /** A JSONL corpus file to serve instead of the built-in corpus (as `eval --corpus` reads it). */
   corpus?: string;
-  /** Where the built-in dataset is cached, and its seed (without `corpus`). */
+  /** Where the built-in dataset is cached, its seed and whether it names bridge types (without `corpus`). */
   cacheDir?: string;
   dataSeed?: number;
+  bridgeTypes?: boolean;
 }
 
 /** The index of a JSONL corpus file; throws naming the file (and line) if it is unreadable, bad or empty. */

@@ -90,14 +90,15 @@ function questionsWithHops(train: readonly QaExample[], spec: string): readonly 
 
 /** The dataset and its search index, built (or loaded from the dataset cache) once per process. */
 export function loadMultihopResources(
-  options: { cacheDir?: string; dataSeed?: number } = {},
+  options: { cacheDir?: string; dataSeed?: number; bridgeTypes?: boolean } = {},
 ): MultihopResources {
   const cacheDir = options.cacheDir ?? DEFAULT_MULTIHOP_CACHE_DIR;
   const seed = options.dataSeed ?? 0;
-  const key = `${cacheDir}\u0000${seed}`;
+  const bridgeTypes = options.bridgeTypes ?? false;
+  const key = `${cacheDir}\u0000${seed}\u0000${bridgeTypes}`;
   let r = resources.get(key);
   if (r === undefined) {
-    const dataset = buildMultihopDataset({ seed, cacheDir });
+    const dataset = buildMultihopDataset({ seed, cacheDir, bridgeTypes });
     r = {
       dataset,
       index: SearchIndex.build(dataset.corpus),
@@ -130,13 +131,18 @@ async function demonstrationTexts(
  */
 export async function multihopTokenizer(
   r: MultihopResources,
-  options: { cacheDir?: string; vocabSize?: number; dataSeed?: number } & MultihopEnvOptions = {},
+  options: {
+    cacheDir?: string;
+    vocabSize?: number;
+    dataSeed?: number;
+    bridgeTypes?: boolean;
+  } & MultihopEnvOptions = {},
 ): Promise<Tokenizer> {
   const vocabSize = options.vocabSize ?? 3000;
   const cacheDir = options.cacheDir ?? DEFAULT_MULTIHOP_CACHE_DIR;
   const file = join(
     cacheDir,
-    `tokenizer-v${MULTIHOP_TOKENIZER_VERSION}-data${DATASET_VERSION}-seed${options.dataSeed ?? 0}-vocab${vocabSize}${options.compareTool ? '-compare' : ''}.json`,
+    `tokenizer-v${MULTIHOP_TOKENIZER_VERSION}-data${DATASET_VERSION}-seed${options.dataSeed ?? 0}-vocab${vocabSize}${options.compareTool ? '-compare' : ''}${options.bridgeTypes ? '-types' : ''}.json`,
   );
   const specialTokens = multihopSpecialTokens(options);
   if (existsSync(file)) {
@@ -189,11 +195,11 @@ export async function multihopQaTask(
     prefix: 'taskOptions',
     owner: 'task "multihop-qa"',
   });
-  const r = loadMultihopResources(options);
+  const r = loadMultihopResources({ ...options, bridgeTypes: own.bridgeTypes });
   const corpusFile = own.corpus;
   const questionsFile = own.questions;
   const ownCorpus = corpusFile === '';
-  const withTools = { ...options, compareTool: own.compareTool };
+  const withTools = { ...options, compareTool: own.compareTool, bridgeTypes: own.bridgeTypes };
   const envOptions = multihopEnvOptions(config, withTools, ownCorpus);
   // The user's questions first: a bad line stops the run before an index or a tokenizer is built.
   const test = withSwappedComparisons(

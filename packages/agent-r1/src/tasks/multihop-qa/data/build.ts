@@ -28,6 +28,12 @@ export interface BuildOptions {
   testFraction?: number;
   /** At most this many questions of one kind about one country (keeps answers diverse). Default 12. */
   maxPerCountryAndKind?: number;
+  /**
+   * A place's part-of sentence names the type of the place it links to where that place's title does
+   * (`Gloucester is part of the American state Massachusetts.`, for the title `Massachusetts (American
+   * state)`), so that the search for the next hop can follow from what was read. Default false.
+   */
+  bridgeTypes?: boolean;
   /** Injected sources (tests); default: the installed npm packages. */
   sources?: KnowledgeSources;
   /** Told when a damaged cache is rebuilt; default: a process warning (printed on stderr). */
@@ -197,6 +203,8 @@ function wordnetDoc(
   wn: Map<string, WnSynset>,
   linked: Map<string, Country>,
   title: string,
+  /** How the part-of sentence names a place: `Massachusetts`, or `the American state Massachusetts`. */
+  placeName: (p: WnSynset) => string,
 ): Doc {
   const name = s.words[0];
   // Where the place is comes first, as in an encyclopedia's lead sentence: a search shows each document's
@@ -206,7 +214,7 @@ function wordnetDoc(
     const c = linked.get(p);
     const ps = wn.get(p);
     if (c !== undefined) parts.push(`${name} is located in ${c.name}.`);
-    else if (ps !== undefined) parts.push(`${name} is part of ${ps.words[0]}.`);
+    else if (ps !== undefined) parts.push(`${name} is part of ${placeName(ps)}.`);
   }
   parts.push(`${name}: ${s.gloss.replace(/\s*;?\s*$/, '')}.`);
   if (s.words.length > 1) parts.push(`Also called ${listText(s.words.slice(1))}.`);
@@ -244,7 +252,10 @@ interface Draft extends Omit<QaExample, 'id'> {
 }
 
 /** Builds the corpus and all candidate questions (before splitting). */
-function generate(src: KnowledgeSources): { corpus: Doc[]; drafts: Draft[]; countries: Country[] } {
+function generate(
+  src: KnowledgeSources,
+  bridgeTypes: boolean,
+): { corpus: Doc[]; drafts: Draft[]; countries: Country[] } {
   const wn = src.wordnet;
   const countries = src.countries.map(countryFromRecord).sort((a, b) => a.code.localeCompare(b.code));
   const byCode = new Map(countries.map((c) => [c.code, c]));
@@ -260,11 +271,14 @@ function generate(src: KnowledgeSources): { corpus: Doc[]; drafts: Draft[]; coun
     const k = `${typeOf(s)}|${s.words[0]}`;
     lemmaTypeCount.set(k, (lemmaTypeCount.get(k) ?? 0) + 1);
   }
+  const ambiguous = (s: WnSynset) => (lemmaCount.get(s.words[0]) ?? 0) > 1;
+  const placeName = (p: WnSynset) =>
+    bridgeTypes && ambiguous(p) ? `the ${typeOf(p)} ${p.words[0]}` : p.words[0];
   const corpus: Doc[] = [];
   for (const c of countries) corpus.push(...countryDocs(c, byCode));
   for (const s of instances) {
-    const title = (lemmaCount.get(s.words[0]) ?? 0) > 1 ? `${s.words[0]} (${typeOf(s)})` : s.words[0];
-    corpus.push(wordnetDoc(s, wn, linked, title));
+    const title = ambiguous(s) ? `${s.words[0]} (${typeOf(s)})` : s.words[0];
+    corpus.push(wordnetDoc(s, wn, linked, title, placeName));
   }
 
   // --- places linked to countries through part-of --------------------------------------------------------
@@ -525,7 +539,7 @@ function comparisons(countries: Country[], rng: Rng): Draft[] {
 function cacheFolder(cacheDir: string, o: DataOptions): string {
   return join(
     cacheDir,
-    `multihop-v${DATASET_VERSION}-seed${o.seed}-val${o.validationFraction}-test${o.testFraction}-max${o.maxPerCountryAndKind}`,
+    `multihop-v${DATASET_VERSION}-seed${o.seed}-val${o.validationFraction}-test${o.testFraction}-max${o.maxPerCountryAndKind}${o.bridgeTypes ? '-types' : ''}`,
   );
 }
 
@@ -540,6 +554,7 @@ export function buildMultihopDataset(options: BuildOptions = {}): MultihopDatase
     validationFraction: options.validationFraction ?? 0.15,
     testFraction: options.testFraction ?? 0.15,
     maxPerCountryAndKind: options.maxPerCountryAndKind ?? 12,
+    bridgeTypes: options.bridgeTypes ?? false,
   };
   const folder = options.cacheDir === undefined ? undefined : cacheFolder(options.cacheDir, o);
   if (folder !== undefined && options.sources === undefined && existsSync(join(folder, 'meta.json'))) {
@@ -592,7 +607,7 @@ function readCache(folder: string): { dataset: MultihopDataset } | { problem: st
 
 function buildFresh(src: KnowledgeSources, o: DataOptions): MultihopDataset {
   const rng = mulberry32(o.seed);
-  const { corpus, drafts, countries } = generate(src);
+  const { corpus, drafts, countries } = generate(src, o.bridgeTypes);
   const order = shuffled(countries, rng);
   const nTest = Math.round(order.length * o.testFraction);
   const nVal = Math.round(order.length * o.validationFraction);
