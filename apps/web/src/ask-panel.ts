@@ -13,6 +13,7 @@ import {
   multihopPrompt,
 } from '@agent-r1/agent/browser';
 import type { PageBackend } from './backend.js';
+import { callArgumentsText } from './call-text.js';
 import { type SearchData, fetchCheckpoint, pageAgent, pickedCheckpoint } from './checkpoint.js';
 
 const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
@@ -188,9 +189,10 @@ export class AskPanel {
     call: { name: string; args: unknown; content: string; success: boolean },
   ): void {
     const div = element('div', 'search-call');
-    const args = call.args as { query?: unknown };
-    const query = typeof args?.query === 'string' ? args.query : JSON.stringify(call.args);
-    div.append(element('span', 'label', `${call.name}: `), element('span', 'query', query));
+    div.append(
+      element('span', 'label', `${call.name}: `),
+      element('span', 'query', callArgumentsText(call.args)),
+    );
     if (call.success) {
       const list = document.createElement('ol');
       for (const doc of documents(call.content)) {

@@ -20,6 +20,7 @@ import puppeteer, { type Browser, type Page } from 'puppeteer-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { WEBGPU_FLAGS, chromiumForTests } from '../../../packages/tensor/test/browser/chromium.js';
 import { SHIPPED_POLICY, WEB_ROOT, type Site, buildPage, serveSite, writeSiteData } from '../scripts/site.js';
+import { callArgumentsText } from '../src/call-text.js';
 
 const chromium = chromiumForTests('web page');
 /**
@@ -60,7 +61,7 @@ function nodeEpisode(agent: LoadedAgent<QaExample>, question: QaExample | string
   return answer.then(({ turns, trajectory }) => ({
     actions: turns.map((t) => t.action),
     searches: trajectory.toolCalls.map((c) => ({
-      query: (c.args as { query: string }).query,
+      query: callArgumentsText(c.args),
       titles: titlesOf(c.content),
     })),
     answer: typeof trajectory.info.answer === 'string' ? trajectory.info.answer : null,
@@ -192,6 +193,10 @@ describe.skipIf(chromium.skip)('the page in headless Chromium', () => {
           );
         }
         expect(expected.map((e) => e.verdict)).toEqual(expect.arrayContaining(['right', 'wrong']));
+        // The compare call shows the figures the policy wrote, as a search shows its query.
+        expect(expected.flatMap((e) => e.searches.map((c) => c.query))).toContainEqual(
+          expect.stringMatching(/^\S.* [\d,]+ ; \S.* [\d,]+$/),
+        );
         await page.screenshot({ path: join(SCREENSHOTS, `ask-${backend.kind}.png`) });
         expect(errors).toEqual([]);
       } finally {
