@@ -144,10 +144,32 @@ describe('multihop-qa pipeline through the CLI', () => {
       `grpo=${join(dir, 'run', 'checkpoints', 'policy')}`,
       '--out',
       out,
+      '--episodes',
     ]);
     expect(r.err).toBe('');
     expect(r.code).toBe(0);
     const rows = rowsOf(join(out, 'results.json'));
+    // --episodes: each policy's greedy episodes, one JSON line per question, scored as its row is.
+    expect(r.out).toContain(
+      `episodes: ${join(out, 'episodes', 'sft.jsonl')}, ${join(out, 'episodes', 'grpo.jsonl')}`,
+    );
+    for (const method of ['sft', 'grpo']) {
+      const episodes = readFileSync(join(out, 'episodes', `${method}.jsonl`), 'utf8')
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line));
+      expect(episodes.map((e) => [e.index, e.example.question])).toEqual([
+        [0, 'What is the capital of Norway?'],
+        [1, 'What currency does Japan use?'],
+      ]);
+      for (const e of episodes) {
+        expect(e.turns.length).toBeGreaterThan(0);
+        expect(e.turns[0].action.length).toBeGreaterThan(0);
+        expect(e.group).toBe('all');
+      }
+      const em = episodes.reduce((sum, e) => sum + e.scores.em, 0) / episodes.length;
+      expect(em).toBe(rows.find((x) => x.method === method && x.group === 'all')?.scores.em);
+    }
     expect([...new Set(rows.map((x) => x.method))]).toEqual(['no retrieval', 'naive RAG', 'sft', 'grpo']);
     // Naive RAG reads both answers out of this two-document corpus.
     expect(rows.find((x) => x.method === 'naive RAG' && x.group === 'all')?.scores.em).toBe(1);

@@ -15,6 +15,7 @@ import { demonstrate } from '../trainer/demonstrations.js';
 import { describeEvaluation } from '../evaluation/evaluate.js';
 import { formatSeedTables, parseRunRows } from '../evaluation/seeds.js';
 import { imitationReport, imitationTable } from '../evaluation/imitation.js';
+import { episodeRecords, writeEpisodes } from '../evaluation/episodes.js';
 import {
   type TablePolicy,
   loadPolicyFrom,
@@ -147,16 +148,22 @@ export const handlers: CommandHandlers = {
     const task = await createTask(config, await checkpointTaskContext(config, runs[0].dir));
     const split = options.split ?? (task.test ? 'test' : 'validation');
     const examples = tableExamples(task, config, split);
-    const rows = await resultsTable(task, config, runs, examples);
-    const source = split === 'test' ? (task.testSource ?? 'test split') : 'validation split';
-    publish(
-      ctx,
+    const out = options.out ?? config.log.dir;
+    const episodeFiles: string[] = [];
+    const keepEpisodes = (method: string, trajectories: readonly Trajectory[]) =>
+      episodeFiles.push(
+        writeEpisodes(join(out, 'episodes'), method, episodeRecords(task, examples, trajectories)),
+      );
+    const rows = await resultsTable(
       task,
-      rows,
-      options.out ?? config.log.dir,
-      `${task.name}: ${source} (${examples.length} examples)`,
+      config,
       runs,
+      examples,
+      options.episodes ? keepEpisodes : undefined,
     );
+    const source = split === 'test' ? (task.testSource ?? 'test split') : 'validation split';
+    publish(ctx, task, rows, out, `${task.name}: ${source} (${examples.length} examples)`, runs);
+    if (episodeFiles.length > 0) ctx.stdout.write(`episodes: ${episodeFiles.join(', ')}\n`);
     if (options.imitation) await printImitation(ctx, task, runs, examples);
   },
 

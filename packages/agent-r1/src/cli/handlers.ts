@@ -33,6 +33,8 @@ export interface CommandOptions {
   split?: 'test' | 'validation';
   /** eval: --imitation, also each policy's token-by-token imitation of the scripted demonstrations. */
   imitation?: boolean;
+  /** eval: --episodes, also each policy's greedy episodes as JSON lines (`<out>/episodes/<method>.jsonl`). */
+  episodes?: boolean;
   /** seeds: --run <dir> (repeatable): runs of one pipeline under different seeds, each with results.json. */
   runs?: string[];
   /** seeds: --reference <method>, the row the gains are measured from (default: the warm start's). */

@@ -128,6 +128,7 @@ export async function runCli(
         out: opts.out as string | undefined,
         split: opts.split as 'test' | 'validation' | undefined,
         imitation: opts.imitation as boolean | undefined,
+        episodes: opts.episodes as boolean | undefined,
         runs: opts.run as string[] | undefined,
         reference: opts.reference as string | undefined,
       };
@@ -175,6 +176,10 @@ export async function runCli(
     .option(
       '--imitation',
       "also how closely each policy imitates the scripted searcher's successful demonstrations, token by token",
+    )
+    .option(
+      '--episodes',
+      "also write each policy's greedy episodes (turns as text, answer, scores) to <out>/episodes/<method>.jsonl",
     )
     .action(run('eval', (h, ctx) => h.eval(ctx)));
   define(

@@ -6,6 +6,7 @@
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { MODEL_FILE, TransformerLM } from '@agent-r1/nn';
+import type { Trajectory } from '../mdp/trajectory.js';
 import type { AgentTask } from '../tasks/task.js';
 import { checkTaskFits, readAgentDescription } from '../checkpoints/agent-files.js';
 import type { TrainConfig } from '../trainer/config.js';
@@ -91,12 +92,15 @@ export async function resultsTable<E>(
   config: TrainConfig,
   policies: readonly TablePolicy[],
   examples: readonly E[],
+  /** Hears each policy's greedy trajectories (one per example, in order). */
+  onTrajectories?: (method: string, trajectories: readonly Trajectory[]) => void,
 ): Promise<ResultRow[]> {
   const rows: ResultRow[] = task.baselines ? await task.baselines(examples) : [];
   for (const p of policies) {
     const model = 'policy' in p ? p.policy : await loadPolicyFrom(p.dir, config, task);
     try {
-      rows.push(...(await policyRows(p.method, model, task, examples, config.rollout)));
+      const heard = onTrajectories && ((ts: readonly Trajectory[]) => onTrajectories(p.method, ts));
+      rows.push(...(await policyRows(p.method, model, task, examples, config.rollout, heard)));
     } finally {
       if (!('policy' in p)) model.dispose();
     }

@@ -6,6 +6,7 @@
  */
 import { join } from 'node:path';
 import { type TransformerLM, writeFileAtomicSync } from '@agent-r1/nn';
+import type { Trajectory } from '../mdp/trajectory.js';
 import type { RolloutLimits } from '../rollout/config.js';
 import type { AgentTask, ResultRow } from '../tasks/task.js';
 import { normalizeAnswer } from '../rewards/qa.js';
@@ -109,7 +110,8 @@ export function addTwinAgreement<E>(
   });
 }
 
-const score = (info: Record<string, unknown>, key: string) =>
+/** An episode's score on one answer metric: 0 where it never answered. */
+export const infoScore = (info: Record<string, unknown>, key: string) =>
   typeof info[key] === 'number' ? (info[key] as number) : 0;
 
 /**
@@ -123,13 +125,16 @@ export async function policyRows<E>(
   task: AgentTask<E>,
   examples: readonly E[],
   limits: RolloutLimits,
+  /** Hears the greedy trajectories the rows are scored from (one per example, in order). */
+  onTrajectories?: (trajectories: readonly Trajectory[]) => void,
 ): Promise<ResultRow[]> {
   const { trajectories } = await evaluate(policy, task, examples, limits);
+  onTrajectories?.(trajectories);
   // One greedy trajectory per example, in order.
   const scored: ScoredExample[] = trajectories.map((t) => ({
     group: task.groupOf ? task.groupOf(examples[t.group]) : 'all',
     inAll: task.countsInAll?.(examples[t.group]) ?? true,
-    scores: Object.fromEntries((task.answerMetrics ?? []).map((k) => [k, score(t.info, k)])),
+    scores: Object.fromEntries((task.answerMetrics ?? []).map((k) => [k, infoScore(t.info, k)])),
   }));
   const answers = trajectories.map((t) => (typeof t.info.answer === 'string' ? t.info.answer : ''));
   addTwinAgreement(

@@ -1,0 +1,58 @@
+/**
+ * Each greedy episode of a results table as a JSON line (`agent-r1 eval --episodes`): the example, its
+ * group, every turn's action and observation as text, the answer and its scores, so that a user can read
+ * where a policy goes wrong question by question, as the table only counts it.
+ */
+import { join } from 'node:path';
+import { writeFileAtomicSync } from '@agent-r1/nn';
+import { type Trajectory, totalReward } from '../mdp/trajectory.js';
+import type { AgentTask } from '../tasks/task.js';
+import { transcript } from '../checkpoints/agent.js';
+import { infoScore } from './results.js';
+
+export interface EpisodeRecord<E = unknown> {
+  /** The example's position among the table's examples. */
+  index: number;
+  example: E;
+  group: string;
+  turns: { action: string; observation: string }[];
+  /** The answer the task read from the episode, where it reads one. */
+  answer: string | null;
+  /** The task's answer metrics (e.g. em, f1) of this episode. */
+  scores: Record<string, number>;
+  reward: number;
+}
+
+/** The episodes of one policy on `examples` (one greedy trajectory per example, `t.group` its index). */
+export function episodeRecords<E>(
+  task: AgentTask<E>,
+  examples: readonly E[],
+  trajectories: readonly Trajectory[],
+): EpisodeRecord<E>[] {
+  return trajectories.map((t) => {
+    const example = examples[t.group];
+    return {
+      index: t.group,
+      example,
+      group: String(task.groupOf ? task.groupOf(example) : 'all'),
+      turns: transcript(task as AgentTask<unknown>, t),
+      answer: typeof t.info.answer === 'string' ? t.info.answer : null,
+      scores: Object.fromEntries((task.answerMetrics ?? []).map((k) => [k, infoScore(t.info, k)])),
+      reward: totalReward(t),
+    };
+  });
+}
+
+/** `GRPO, no action mask` → `grpo-no-action-mask`: a file name for a table's method. */
+export const methodSlug = (method: string) =>
+  method
+    .toLowerCase()
+    .replace(/[^a-z0-9+]+/g, '-')
+    .replace(/^-|-$/g, '') || 'policy';
+
+/** Writes `<dir>/<method>.jsonl` atomically and returns its path. */
+export function writeEpisodes(dir: string, method: string, records: readonly EpisodeRecord[]): string {
+  const path = join(dir, `${methodSlug(method)}.jsonl`);
+  writeFileAtomicSync(path, records.map((r) => `${JSON.stringify(r)}\n`).join(''));
+  return path;
+}
