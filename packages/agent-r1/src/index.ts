@@ -187,6 +187,7 @@ export {
   pretrainedVocabulary,
 } from './checkpoints/pretrained.js';
 export { type Evaluation, evaluate } from './evaluation/evaluate.js';
+export { type EpisodeRecord, episodeRecords, writeEpisodes } from './evaluation/episodes.js';
 export {
   type ActionPart,
   type ImitationGroup,
