@@ -176,6 +176,7 @@ describe('self-describing checkpoints', () => {
         out,
         '--split',
         'validation',
+        '--episodes',
       ],
       () => loadHandlers(),
       { stdout, stderr },
@@ -185,5 +186,14 @@ describe('self-describing checkpoints', () => {
     // The reveal task's validation split holds 100 examples.
     expect(stdout.text).toContain('reveal: validation split (100 examples)');
     expect(stdout.text).toMatch(/\| warm \| [01]\.\d{3} \|/);
+    // --episodes works for any task: one line per example, its turns as text and its scores.
+    const episodes = readFileSync(join(out, 'episodes', 'warm.jsonl'), 'utf8')
+      .trim()
+      .split('\n');
+    expect(episodes).toHaveLength(100);
+    const first = JSON.parse(episodes[0]);
+    expect(first.index).toBe(0);
+    expect(first.turns[0].action.length).toBeGreaterThan(0);
+    expect(Object.keys(first.scores)).toEqual(['em']);
   }, 60_000);
 });
