@@ -6,7 +6,7 @@ import type { CommandContext, CommandHandlers } from './handlers.js';
 import { type Trajectory, totalReward } from '../mdp/trajectory.js';
 import { createTask } from '../tasks/index.js';
 import type { AgentTask } from '../tasks/task.js';
-import { serveMultihopSearch, servedCorpus } from '../tasks/multihop-qa/serve.js';
+import { serveMultihopSearch, servedBridgeTypes, servedCorpus } from '../tasks/multihop-qa/serve.js';
 import { policyFolder } from '../checkpoints/agent-files.js';
 import { checkpointTaskContext } from '../checkpoints/pretrained.js';
 import { prepareBackend } from '../trainer/backend-setup.js';
@@ -180,9 +180,8 @@ export const handlers: CommandHandlers = {
   },
 
   async serveSearch(ctx) {
-    const own = ctx.config.task === 'multihop-qa' ? ctx.config.taskOptions : undefined;
     await serveMultihopSearch(
-      { host: ctx.host, port: ctx.port, corpus: servedCorpus(ctx), bridgeTypes: own?.bridgeTypes === true },
+      { host: ctx.host, port: ctx.port, corpus: servedCorpus(ctx), bridgeTypes: servedBridgeTypes(ctx) },
       ctx.stdout,
     );
   },

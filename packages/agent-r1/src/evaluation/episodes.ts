@@ -8,7 +8,7 @@ import { writeFileAtomicSync } from '@agent-r1/nn';
 import { type Trajectory, totalReward } from '../mdp/trajectory.js';
 import type { AgentTask } from '../tasks/task.js';
 import { transcript } from '../checkpoints/agent.js';
-import { infoScore } from './results.js';
+import { exampleGroup, infoAnswer, infoScore } from './results.js';
 
 export interface EpisodeRecord<E = unknown> {
   /** The example's position among the table's examples. */
@@ -34,9 +34,9 @@ export function episodeRecords<E>(
     return {
       index: t.group,
       example,
-      group: String(task.groupOf ? task.groupOf(example) : 'all'),
+      group: String(exampleGroup(task, example)),
       turns: transcript(task as AgentTask<unknown>, t),
-      answer: typeof t.info.answer === 'string' ? t.info.answer : null,
+      answer: infoAnswer(t.info) ?? null,
       scores: Object.fromEntries((task.answerMetrics ?? []).map((k) => [k, infoScore(t.info, k)])),
       reward: totalReward(t),
     };

@@ -110,6 +110,14 @@ export function addTwinAgreement<E>(
   });
 }
 
+/** The group (or groups) an example is scored in: `task.groupOf(example)`, or 'all' for a task without groups. */
+export const exampleGroup = <E>(task: AgentTask<E>, example: E): TableGroups =>
+  task.groupOf ? task.groupOf(example) : 'all';
+
+/** The answer a task read from an episode, undefined where it read none. */
+export const infoAnswer = (info: Record<string, unknown>): string | undefined =>
+  typeof info.answer === 'string' ? info.answer : undefined;
+
 /** An episode's score on one answer metric: 0 where it never answered. */
 export const infoScore = (info: Record<string, unknown>, key: string) =>
   typeof info[key] === 'number' ? (info[key] as number) : 0;
@@ -132,11 +140,11 @@ export async function policyRows<E>(
   onTrajectories?.(trajectories);
   // One greedy trajectory per example, in order.
   const scored: ScoredExample[] = trajectories.map((t) => ({
-    group: task.groupOf ? task.groupOf(examples[t.group]) : 'all',
+    group: exampleGroup(task, examples[t.group]),
     inAll: task.countsInAll?.(examples[t.group]) ?? true,
     scores: Object.fromEntries((task.answerMetrics ?? []).map((k) => [k, infoScore(t.info, k)])),
   }));
-  const answers = trajectories.map((t) => (typeof t.info.answer === 'string' ? t.info.answer : ''));
+  const answers = trajectories.map((t) => infoAnswer(t.info) ?? '');
   addTwinAgreement(
     task,
     trajectories.map((t) => examples[t.group]),

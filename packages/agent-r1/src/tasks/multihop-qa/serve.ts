@@ -31,14 +31,20 @@ export function corpusFileIndex(path: string): SearchIndex {
  * The corpus file `serve-search` serves: its `--corpus`, else the multi-hop task's own `corpus` option
  * (`--preset multihop taskOptions.corpus=c.jsonl`, as `eval` reads it); undefined for the built-in corpus.
  */
-export function servedCorpus(ctx: {
-  corpus?: string;
-  config: { task: string; taskOptions?: Record<string, unknown> };
-}): string | undefined {
+export function servedCorpus(ctx: ServeContext): string | undefined {
   if (ctx.corpus !== undefined) return ctx.corpus;
-  const own = ctx.config.task === 'multihop-qa' ? ctx.config.taskOptions?.corpus : undefined;
+  const own = multihopOption(ctx, 'corpus');
   return typeof own === 'string' && own !== '' ? own : undefined;
 }
+
+/** Whether the built-in corpus `serve-search` serves names bridge types (the task's `bridgeTypes` option). */
+export const servedBridgeTypes = (ctx: ServeContext): boolean => multihopOption(ctx, 'bridgeTypes') === true;
+
+type ServeContext = { corpus?: string; config: { task: string; taskOptions?: Record<string, unknown> } };
+
+/** One of the multi-hop task's own options as the config gives it; undefined for another task. */
+const multihopOption = (ctx: ServeContext, key: string): unknown =>
+  ctx.config.task === 'multihop-qa' ? ctx.config.taskOptions?.[key] : undefined;
 
 /** Builds (or loads) the corpus index and starts serving it; the caller closes the server. */
 export async function startMultihopSearchServer(

@@ -50,6 +50,8 @@ export interface MultihopResources {
   dataset: MultihopDataset;
   index: SearchIndex;
   docs: ReadonlyMap<string, Doc>;
+  /** Whether the corpus names bridge types (taskOptions.bridgeTypes): the tokenizer trained on it says so. */
+  bridgeTypes: boolean;
 }
 
 export interface MultihopTaskOptions extends MultihopEnvOptions {
@@ -103,6 +105,7 @@ export function loadMultihopResources(
       dataset,
       index: SearchIndex.build(dataset.corpus),
       docs: new Map(dataset.corpus.map((d) => [d.id, d])),
+      bridgeTypes,
     };
     resources.set(key, r);
   }
@@ -131,18 +134,13 @@ async function demonstrationTexts(
  */
 export async function multihopTokenizer(
   r: MultihopResources,
-  options: {
-    cacheDir?: string;
-    vocabSize?: number;
-    dataSeed?: number;
-    bridgeTypes?: boolean;
-  } & MultihopEnvOptions = {},
+  options: { cacheDir?: string; vocabSize?: number; dataSeed?: number } & MultihopEnvOptions = {},
 ): Promise<Tokenizer> {
   const vocabSize = options.vocabSize ?? 3000;
   const cacheDir = options.cacheDir ?? DEFAULT_MULTIHOP_CACHE_DIR;
   const file = join(
     cacheDir,
-    `tokenizer-v${MULTIHOP_TOKENIZER_VERSION}-data${DATASET_VERSION}-seed${options.dataSeed ?? 0}-vocab${vocabSize}${options.compareTool ? '-compare' : ''}${options.bridgeTypes ? '-types' : ''}.json`,
+    `tokenizer-v${MULTIHOP_TOKENIZER_VERSION}-data${DATASET_VERSION}-seed${options.dataSeed ?? 0}-vocab${vocabSize}${options.compareTool ? '-compare' : ''}${r.bridgeTypes ? '-types' : ''}.json`,
   );
   const specialTokens = multihopSpecialTokens(options);
   if (existsSync(file)) {
@@ -199,7 +197,7 @@ export async function multihopQaTask(
   const corpusFile = own.corpus;
   const questionsFile = own.questions;
   const ownCorpus = corpusFile === '';
-  const withTools = { ...options, compareTool: own.compareTool, bridgeTypes: own.bridgeTypes };
+  const withTools = { ...options, compareTool: own.compareTool };
   const envOptions = multihopEnvOptions(config, withTools, ownCorpus);
   // The user's questions first: a bad line stops the run before an index or a tokenizer is built.
   const test = withSwappedComparisons(
