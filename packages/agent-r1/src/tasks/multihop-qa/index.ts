@@ -5,7 +5,15 @@ export {
   noRetrievalBaseline,
   scriptedSearcherBaseline,
 } from './baselines.js';
-export { readAnswer, readArea, scriptedSearcher, splitTitle, statedType } from './scripted.js';
+export {
+  type ScriptedStrategy,
+  landlockedOptionRead,
+  readAnswer,
+  readArea,
+  scriptedSearcher,
+  splitTitle,
+  statedType,
+} from './scripted.js';
 export {
   COMPARE_TOOL,
   type CompareArgs,
