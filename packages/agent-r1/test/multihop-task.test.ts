@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -233,6 +233,10 @@ describe('multihop-qa task', () => {
     const again = await multihopTokenizer(r, { cacheDir: tmp });
     expect(again.toJSON()).toEqual(fresh.toJSON());
     expect(fresh.encode(text)).toEqual(task.codec.encode(text));
+    // Cached under the data seed of the resources it was trained on.
+    expect(readdirSync(tmp).filter((f) => f.startsWith('tokenizer-'))).toEqual([
+      expect.stringContaining(`-seed${r.dataSeed}-`),
+    ]);
   });
 
   it('serve-search serves the corpus index on an ephemeral port and closes', async () => {

@@ -50,7 +50,9 @@ export interface MultihopResources {
   dataset: MultihopDataset;
   index: SearchIndex;
   docs: ReadonlyMap<string, Doc>;
-  /** Whether the corpus names bridge types (taskOptions.bridgeTypes): the tokenizer trained on it says so. */
+  /** The seed of the dataset's splits: the tokenizer trained on them says so in its cache name. */
+  dataSeed: number;
+  /** Whether the corpus names bridge types (taskOptions.bridgeTypes): the tokenizer's cache name says so. */
   bridgeTypes: boolean;
 }
 
@@ -105,6 +107,7 @@ export function loadMultihopResources(
       dataset,
       index: SearchIndex.build(dataset.corpus),
       docs: new Map(dataset.corpus.map((d) => [d.id, d])),
+      dataSeed: seed,
       bridgeTypes,
     };
     resources.set(key, r);
@@ -134,13 +137,13 @@ async function demonstrationTexts(
  */
 export async function multihopTokenizer(
   r: MultihopResources,
-  options: { cacheDir?: string; vocabSize?: number; dataSeed?: number } & MultihopEnvOptions = {},
+  options: { cacheDir?: string; vocabSize?: number } & MultihopEnvOptions = {},
 ): Promise<Tokenizer> {
   const vocabSize = options.vocabSize ?? 3000;
   const cacheDir = options.cacheDir ?? DEFAULT_MULTIHOP_CACHE_DIR;
   const file = join(
     cacheDir,
-    `tokenizer-v${MULTIHOP_TOKENIZER_VERSION}-data${DATASET_VERSION}-seed${options.dataSeed ?? 0}-vocab${vocabSize}${options.compareTool ? '-compare' : ''}${r.bridgeTypes ? '-types' : ''}.json`,
+    `tokenizer-v${MULTIHOP_TOKENIZER_VERSION}-data${DATASET_VERSION}-seed${r.dataSeed}-vocab${vocabSize}${options.compareTool ? '-compare' : ''}${r.bridgeTypes ? '-types' : ''}.json`,
   );
   const specialTokens = multihopSpecialTokens(options);
   if (existsSync(file)) {
