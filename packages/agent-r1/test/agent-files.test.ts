@@ -195,5 +195,15 @@ describe('self-describing checkpoints', () => {
     expect(first.index).toBe(0);
     expect(first.turns[0].action.length).toBeGreaterThan(0);
     expect(Object.keys(first.scores)).toEqual(['em']);
+    // Two methods that would share an episode file are refused before anything is evaluated.
+    const warm = join(config.checkpoint.dir, 'warm-start');
+    const clash = new Capture();
+    const refused = await runCli(
+      ['eval', '--policy', `Warm=${warm}`, '--policy', `warm!=${warm}`, '--out', out, '--episodes'],
+      () => loadHandlers(),
+      { stdout: new Capture(), stderr: clash },
+    );
+    expect(refused).not.toBe(0);
+    expect(clash.text).toContain('the methods "Warm" and "warm!" would share the file warm.jsonl');
   }, 60_000);
 });

@@ -15,7 +15,7 @@ import { demonstrate } from '../trainer/demonstrations.js';
 import { describeEvaluation } from '../evaluation/evaluate.js';
 import { formatSeedTables, parseRunRows } from '../evaluation/seeds.js';
 import { imitationReport, imitationTable } from '../evaluation/imitation.js';
-import { episodeRecords, writeEpisodes } from '../evaluation/episodes.js';
+import { checkEpisodeFiles, episodeRecords, writeEpisodes } from '../evaluation/episodes.js';
 import {
   type TablePolicy,
   loadPolicyFrom,
@@ -144,6 +144,7 @@ export const handlers: CommandHandlers = {
     const given = (options.policies ?? []).map(parsePolicyOption);
     const runs =
       given.length > 0 ? given : [{ method: methodName(config), dir: join(config.checkpoint.dir, 'policy') }];
+    if (options.episodes) checkEpisodeFiles(runs.map((r) => r.method));
     // Policies from a pretrained model: the first one's saved tokenizer builds the task.
     const task = await createTask(config, await checkpointTaskContext(config, runs[0].dir));
     const split = options.split ?? (task.test ? 'test' : 'validation');

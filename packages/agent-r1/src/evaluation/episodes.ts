@@ -50,6 +50,23 @@ export const methodSlug = (method: string) =>
     .replace(/[^a-z0-9+]+/g, '-')
     .replace(/^-|-$/g, '') || 'policy';
 
+/**
+ * Stops before any policy is evaluated when two of `methods` would write the same episode file
+ * (`GRPO` and `grpo`), naming both: the second would overwrite the first's episodes.
+ */
+export function checkEpisodeFiles(methods: readonly string[]): void {
+  const bySlug = new Map<string, string>();
+  for (const method of methods) {
+    const slug = methodSlug(method);
+    const earlier = bySlug.get(slug);
+    if (earlier !== undefined)
+      throw new Error(
+        `--episodes: the methods "${earlier}" and "${method}" would share the file ${slug}.jsonl; name them apart`,
+      );
+    bySlug.set(slug, method);
+  }
+}
+
 /** Writes `<dir>/<method>.jsonl` atomically and returns its path. */
 export function writeEpisodes(dir: string, method: string, records: readonly EpisodeRecord[]): string {
   const path = join(dir, `${methodSlug(method)}.jsonl`);
