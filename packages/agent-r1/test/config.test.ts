@@ -315,7 +315,6 @@ describe("a task's own options (taskOptions)", () => {
       swappedComparisons: false,
       compareTool: true,
       bridgeTypes: false,
-      landlockedStop: false,
       questions: '',
       corpus: '',
     });

@@ -18,7 +18,6 @@ import {
   statedType,
   substringMatch,
 } from '../src/tasks/multihop-qa/index.js';
-import { comparisonOptions } from '../src/tasks/multihop-qa/scripted.js';
 import type { SearchServer } from '../src/tasks/multihop-qa/search/index.js';
 import type { AgentTask } from '../src/tasks/task.js';
 import { formatResultsTable, tableLayout } from '../src/evaluation/results.js';
@@ -140,35 +139,6 @@ describe('multihop-qa task', () => {
     // Some bridges need their type (a title such as `Massachusetts (American state)`): without the
     // option the query took it from a title the policy never sees.
     expect(typedBridges).toBeGreaterThan(5);
-  });
-
-  it('with taskOptions.landlockedStop, a landlocked comparison stops at the search that shows the landlocked option', async () => {
-    const stopTask = await multihopQaTask({
-      rollout: { maxTurns: 4 },
-      taskOptions: { landlockedStop: true },
-    });
-    const pairs = stopTask.test?.filter((q) => q.kind === 'compare_landlocked') ?? [];
-    expect(pairs.length).toBeGreaterThan(10); // both ways: each question and its swapped copy
-    const searches: number[] = [];
-    for (const q of pairs) {
-      const stopped = await runTextEpisode(stopTask.makeEnv(), q, stopTask.scripted!(q, 0));
-      const plain = await runTextEpisode(task.makeEnv(), q, task.scripted!(q, 0));
-      // The policy's searches (a space after the tag), not the prompt's `<search>query</search>`.
-      const queries = (text: string) => [...text.matchAll(/<search> ([^<]*)<\/search>/g)].map((m) => m[1]);
-      expect(stopped.info.em, stopped.context).toBe(1);
-      expect(plain.info.em, plain.context).toBe(1);
-      const [first] = comparisonOptions(q.question)!;
-      const firstLandlocked = q.answers.includes(first);
-      // One search when the first option is the landlocked one, both otherwise; the plain searcher reads both.
-      expect(queries(stopped.context), stopped.context).toHaveLength(firstLandlocked ? 1 : 2);
-      expect(queries(plain.context)).toHaveLength(2);
-      // The answer is the name of the sentence the last search showed.
-      const lastResult = stopped.context.slice(stopped.context.lastIndexOf('<result>'));
-      expect(lastResult).toContain(`${stopped.info.answer} is landlocked.`);
-      searches.push(queries(stopped.context).length);
-    }
-    // Both stopping points occur (the options' order is drawn at random when the data is built).
-    expect(new Set(searches)).toEqual(new Set([1, 2]));
   });
 
   it("the reader answers a comparison from the geography pages' sentences, whichever page comes first", () => {

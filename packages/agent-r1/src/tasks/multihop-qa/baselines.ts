@@ -11,7 +11,7 @@ import { type ScoredExample, addTwinAgreement, aggregateRows } from '../../evalu
 import type { ResultRow } from '../task.js';
 import { runTextEpisode } from '../../mdp/text-episode.js';
 import type { Doc, QaExample } from './data/types.js';
-import { type ScriptedStrategy, comparisonOptions, readAnswer, scriptedSearcher } from './scripted.js';
+import { comparisonOptions, readAnswer, scriptedSearcher } from './scripted.js';
 import { formatSearchHits, type Searcher } from './search/index.js';
 import { type MultihopStyle, scoreAnswer, tagStyle } from './env.js';
 import { isSwappedComparison, multihopGroups, swappedTwins } from './swapped.js';
@@ -87,11 +87,10 @@ export async function scriptedSearcherBaseline(
   makeEnv: EnvFactory<QaExample>,
   docs: ReadonlyMap<string, Doc>,
   style: MultihopStyle = tagStyle(),
-  strategy: ScriptedStrategy = {},
 ): Promise<ResultRow[]> {
   const answers = [];
   for (const q of questions) {
-    const ep = await runTextEpisode(makeEnv(), q, scriptedSearcher(q, docs, style, strategy));
+    const ep = await runTextEpisode(makeEnv(), q, scriptedSearcher(q, docs, style));
     answers.push(typeof ep.info.answer === 'string' ? ep.info.answer : '');
   }
   return baselineRows('scripted searcher', questions, answers);

@@ -5,15 +5,7 @@ export {
   noRetrievalBaseline,
   scriptedSearcherBaseline,
 } from './baselines.js';
-export {
-  type ScriptedStrategy,
-  landlockedOptionRead,
-  readAnswer,
-  readArea,
-  scriptedSearcher,
-  splitTitle,
-  statedType,
-} from './scripted.js';
+export { readAnswer, readArea, scriptedSearcher, splitTitle, statedType } from './scripted.js';
 export {
   COMPARE_TOOL,
   type CompareArgs,

@@ -38,10 +38,6 @@ export const MultihopOptionsSchema = section('Options of the multi-hop QA task.'
     false,
     "The built-in corpus names the type of the place a part-of sentence links to where that place's title has one ('Gloucester is part of the American state Massachusetts.'), and the scripted demonstrations search it as written ('American state Massachusetts'): without it the next hop's query takes the type from a title the policy never sees.",
   ),
-  landlockedStop: bool(
-    false,
-    "The scripted demonstrations of a landlocked comparison answer as soon as a search shows the landlocked option ('Mongolia is landlocked.'), searching the second option only when the first is not: the choice then rests on the sentence just read, not on two documents read apart.",
-  ),
   questions: str(
     '',
     'A JSONL file of questions ({"question", "golden_answers"}, optional "hops") replacing the test split.',

@@ -116,24 +116,6 @@ function areaComparison(question: string, seen: string): string | undefined {
   return compareValuesText(items as { label: string; value: string }[]);
 }
 
-/**
- * The option of a landlocked comparison that what was read shows landlocked (`Mongolia is landlocked.`), or
- * undefined for other questions and while no search has shown it.
- */
-export function landlockedOptionRead(question: string, seen: string): string | undefined {
-  const options = /landlocked/i.test(question) ? comparisonOptions(question) : undefined;
-  return options?.find((c) => new RegExp(`${escapeRegExp(c)} is landlocked`, 'i').test(seen));
-}
-
-/** How the scripted searcher plays a question, beyond following its chain. */
-export interface ScriptedStrategy {
-  /**
-   * A landlocked comparison answers as soon as a search shows the landlocked option, and searches the
-   * second option only when the first is not landlocked (taskOptions.landlockedStop).
-   */
-  landlockedStop?: boolean;
-}
-
 /** The observations so far: the context after the prompt. */
 function afterPrompt(context: string, prompt: string): string {
   return context.startsWith(prompt) ? context.slice(prompt.length) : context;
@@ -149,10 +131,7 @@ function afterPrompt(context: string, prompt: string): string {
  * disambiguating, so its first query should follow from the question alone (measured: docs/history.md).
  * A later hop's place that a document names with its type (`the American state Massachusetts`) is searched
  * the same way.
- * A chain whose next entity never showed up stops early. With `strategy.landlockedStop`, a landlocked
- * comparison stops at the first search that shows the landlocked option: the decision to answer then rests
- * on the sentence just read (`X is landlocked.` or `X is not landlocked.`), not on two documents far apart,
- * and the answer is the name that sentence begins with. Where the episode has the `compare` tool, an
+ * A chain whose next entity never showed up stops early. Where the episode has the `compare` tool, an
  * area comparison whose two areas it has read then compares them with it. It then answers the gold answer
  * when every hop's evidence was retrieved, else what the extractive reader finds.
  * This is the ceiling of a fixed strategy with this retriever.
@@ -165,7 +144,6 @@ export function scriptedSearcher(
   example: QaExample,
   docs: ReadonlyMap<string, Doc>,
   style: MultihopStyle = tagStyle(),
-  strategy: ScriptedStrategy = {},
 ): TextPolicy {
   const prompt = style.prompt(example);
   const titles = example.supportingDocs.map((id) => docs.get(id)?.title ?? '');
@@ -187,8 +165,6 @@ export function scriptedSearcher(
   return (context) => {
     const seen = afterPrompt(context, prompt);
     const searched = style.searchesIn(seen);
-    const landlocked = strategy.landlockedStop ? landlockedOptionRead(example.question, seen) : undefined;
-    if (landlocked !== undefined) return style.answer(landlocked);
     if (searched < hops) {
       const q = queryFor(searched, seen);
       if (q !== undefined) return style.search(q);

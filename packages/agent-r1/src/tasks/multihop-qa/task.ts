@@ -37,7 +37,7 @@ import {
   tagVocabulary,
 } from './env.js';
 import { entityRenamer, renamePool } from './rename.js';
-import { type ScriptedStrategy, scriptedSearcher } from './scripted.js';
+import { scriptedSearcher } from './scripted.js';
 import { isSwappedComparison, multihopGroups, swappedTwins, withSwappedComparisons } from './swapped.js';
 import { SearchIndex } from './search/index.js';
 
@@ -213,7 +213,6 @@ export async function multihopQaTask(
   const chat = context.pretrained ? pretrainedChat(context.pretrained) : null;
   const style = chat ? chatStyle(chat.chat, multihopTools(index, envOptions).list()) : tagStyle(envOptions);
   const makeEnv = makeMultihopEnv(index, envOptions, r.docs, style);
-  const strategy: ScriptedStrategy = { landlockedStop: own.landlockedStop };
   const vocabulary = chat
     ? chat.vocabulary
     : tagVocabulary(await multihopTokenizer(r, withTools), envOptions);
@@ -265,13 +264,13 @@ export async function multihopQaTask(
       })),
       // The gold-chain searcher needs each question's supporting documents in the corpus searched.
       ...(corpusFile === '' && examples.every((q) => q.supportingDocs.length > 0)
-        ? await scriptedSearcherBaseline(examples, makeEnv, r.docs, style, strategy)
+        ? await scriptedSearcherBaseline(examples, makeEnv, r.docs, style)
         : []),
     ],
     // The search corpus, as the tokenizer read it: what a pretrained model would have read (Wikipedia, for
     // the paper's models), test places included, as it is in the documents the tool returns.
     pretrainTexts: () => r.dataset.corpus.map((d) => `${d.title}: ${d.contents}`),
-    scripted: (ex) => scriptedSearcher(ex, r.docs, style, strategy),
+    scripted: (ex) => scriptedSearcher(ex, r.docs, style),
     renameEntities: (ex, texts, generator) => entityRenamer(ex, texts, namePool, generator),
   };
 }
