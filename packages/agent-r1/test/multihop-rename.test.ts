@@ -104,6 +104,33 @@ describe('entityRenamer', () => {
     expect(seen.size).toBeGreaterThan(25);
   });
 
+  it("keeps a landlocked comparison's word: it renames the two options, not what their pages say of them", () => {
+    const landlocked: QaExample = {
+      ...example,
+      question: 'Which of these two countries is landlocked, Norway or Mali?',
+      answers: ['Mali'],
+      kind: 'compare_landlocked',
+      evidence: ['landlocked', 'landlocked'],
+      entities: ['Norway', 'Mali'],
+    };
+    const texts = [
+      landlocked.question,
+      '<result>Doc 1 (Norway (geography)): Norway is not landlocked. Its area is 323,802 square kilometres.</result>',
+      '<result>Doc 1 (Mali (geography)): Mali is landlocked. Its area is 1,240,192 square kilometres.</result>',
+      '<answer>Mali</answer>',
+    ];
+    for (let seed = 0; seed < 20; seed++) {
+      const out = texts.map(entityRenamer(landlocked, texts, pool, new Generator(seed)).apply);
+      const [, first, second] = /landlocked, (.+) or (.+)\?$/.exec(out[0])!;
+      expect([first, second]).not.toContain('Norway');
+      expect(out[1]).toContain(`${first} is not landlocked.`);
+      expect(out[2]).toContain(`${second} is landlocked.`);
+      expect(out[3]).toBe(`<answer>${second}</answer>`);
+    }
+    // Nor is the word a name another renaming could draw.
+    expect(renamePool([landlocked])).toEqual(['Mali', 'Norway']);
+  });
+
   it('is reproducible from the generator and leaves texts without names alone', () => {
     const a = texts.map(entityRenamer(example, texts, pool, new Generator(7)).apply);
     const b = texts.map(entityRenamer(example, texts, pool, new Generator(7)).apply);

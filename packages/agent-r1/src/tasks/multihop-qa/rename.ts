@@ -11,6 +11,7 @@ import type { EntityRenaming } from '../task.js';
 import { parseArea, splitTitle } from './scripted.js';
 import { formatArea } from './data/build.js';
 import type { QaExample } from './data/types.js';
+import { isComparison } from './swapped.js';
 
 const ONSETS = [
   'b',
@@ -78,11 +79,18 @@ export function madeUpName(generator: Generator): string {
   return generator.random() < 0.2 ? `${first} ${word()}` : first;
 }
 
-/** The names of a set of examples: entities, answers and evidence, without numbers. */
+/**
+ * The evidence of `ex` that names something: a bridge entity or an answer. A comparison's evidence is what
+ * each option's page says of it (an area, the word `landlocked`): renamed, `landlocked` became a made-up
+ * name in the question and the pages alike, and the landlocked comparisons could not be learnt.
+ */
+const namingEvidence = (ex: QaExample) => (isComparison(ex) ? [] : (ex.evidence ?? []));
+
+/** The names of a set of examples: entities, answers and naming evidence, without numbers. */
 export function entityNames(examples: readonly QaExample[]): string[] {
   const names = new Set<string>();
   for (const ex of examples)
-    for (const name of [...(ex.entities ?? []), ...ex.answers, ...(ex.evidence ?? [])])
+    for (const name of [...(ex.entities ?? []), ...ex.answers, ...namingEvidence(ex)])
       if (/\p{L}/u.test(name) && !/\d/.test(name)) names.add(name.trim());
   return [...names].filter((n) => n !== '').sort();
 }

@@ -12,7 +12,8 @@ export const COMPARISONS_GROUP = 'comparisons';
 export const SWAPPED_GROUP = 'comparisons swapped';
 const SWAPPED_SUFFIX = '~swapped';
 
-const isComparison = (q: QaExample) => q.kind === 'compare_area' || q.kind === 'compare_landlocked';
+/** A comparison question ("X or Y?"): larger area, or which one is landlocked. */
+export const isComparison = (q: QaExample) => q.kind === 'compare_area' || q.kind === 'compare_landlocked';
 
 export function isSwappedComparison(q: QaExample): boolean {
   return q.id.endsWith(SWAPPED_SUFFIX);
