@@ -165,9 +165,11 @@ export {
   loadPolicyFrom,
   methodName,
   plotRunCurves,
+  resultsAndKinds,
   resultsTable,
   tableExamples,
 } from './evaluation/report.js';
+export { type KindRow, formatKindTable, kindRows } from './evaluation/kinds.js';
 export { lengthBucketedBatches, warmStart, warmStartDir } from './trainer/warm-start.js';
 export {
   type WarmStartData,

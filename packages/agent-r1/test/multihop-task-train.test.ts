@@ -169,6 +169,23 @@ describe('multihop-qa pipeline through the CLI', () => {
       }
       const em = episodes.reduce((sum, e) => sum + e.scores.em, 0) / episodes.length;
       expect(em).toBe(rows.find((x) => x.method === method && x.group === 'all')?.scores.em);
+      // The rows by kind (a user's questions are all of kind 'user') count the searches that ran.
+      const kinds = JSON.parse(readFileSync(join(out, 'results-kinds.json'), 'utf8'));
+      // A call in the last turn, whose result no one would read, does not run: it has no observation.
+      const searches = episodes.flatMap((e) =>
+        e.turns
+          .filter((t: { observation: string }) => t.observation !== '')
+          .map((t: { action: string }) => t.action.split('<search>').length - 1),
+      );
+      expect(kinds.filter((k: { method: string }) => k.method === method)).toEqual([
+        {
+          method,
+          kind: 'user',
+          n: 2,
+          scores: expect.objectContaining({ em }),
+          toolCalls: expect.objectContaining({ search: searches.reduce((a, b) => a + b, 0) / 2 }),
+        },
+      ]);
     }
     expect([...new Set(rows.map((x) => x.method))]).toEqual(['no retrieval', 'naive RAG', 'sft', 'grpo']);
     // Naive RAG reads both answers out of this two-document corpus.

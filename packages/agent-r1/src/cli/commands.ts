@@ -21,9 +21,10 @@ import {
   loadPolicyFrom,
   methodName,
   plotRunCurves,
-  resultsTable,
+  resultsAndKinds,
   tableExamples,
 } from '../evaluation/report.js';
+import type { KindRow } from '../evaluation/kinds.js';
 import { type ResultRow, formatResultsMatrix, tableLayout, writeResults } from '../evaluation/results.js';
 import { trainAgent } from '../trainer/trainer.js';
 import { warmStartDir } from '../trainer/warm-start.js';
@@ -49,14 +50,14 @@ function parsePolicyOption(spec: string): TablePolicyDir {
 function publish(
   ctx: CommandContext,
   task: AgentTask,
-  rows: ResultRow[],
+  table: { rows: ResultRow[]; kinds: KindRow[] },
   out: string,
   title: string,
   runs: TablePolicyDir[],
 ) {
   const layout = tableLayout(task);
-  ctx.stdout.write(`\n${title}\n\n${formatResultsMatrix(rows, layout)}\n\n`);
-  const { md, json } = writeResults(out, rows, title, layout);
+  ctx.stdout.write(`\n${title}\n\n${formatResultsMatrix(table.rows, layout)}\n\n`);
+  const { md, json } = writeResults(out, table.rows, title, layout, table.kinds);
   const curves = join(out, 'results-curves.svg');
   const plotted = plotRunCurves(curves, runs, task.answerMetrics?.[0]);
   ctx.stdout.write(`results: ${md}, ${json}${plotted ? `, ${curves}` : ''}\n`);
@@ -110,8 +111,8 @@ export const handlers: CommandHandlers = {
         ...(start !== '' ? [{ method: 'supervised (warm start)', dir: start }] : []),
         { method: methodName(config), policy: result.policy },
       ];
-      const rows = await resultsTable(task, config, policies, tableExamples(task, config));
-      publish(ctx, task, rows, config.log.dir, `${task.name}: ${task.testSource ?? 'test split'}`, [
+      const table = await resultsAndKinds(task, config, policies, tableExamples(task, config));
+      publish(ctx, task, table, config.log.dir, `${task.name}: ${task.testSource ?? 'test split'}`, [
         { method: methodName(config), dir: join(config.checkpoint.dir, 'policy') },
       ]);
     }
@@ -155,7 +156,7 @@ export const handlers: CommandHandlers = {
       episodeFiles.push(
         writeEpisodes(join(out, 'episodes'), method, episodeRecords(task, examples, trajectories)),
       );
-    const rows = await resultsTable(
+    const table = await resultsAndKinds(
       task,
       config,
       runs,
@@ -163,7 +164,7 @@ export const handlers: CommandHandlers = {
       options.episodes ? keepEpisodes : undefined,
     );
     const source = split === 'test' ? (task.testSource ?? 'test split') : 'validation split';
-    publish(ctx, task, rows, out, `${task.name}: ${source} (${examples.length} examples)`, runs);
+    publish(ctx, task, table, out, `${task.name}: ${source} (${examples.length} examples)`, runs);
     if (episodeFiles.length > 0) ctx.stdout.write(`episodes: ${episodeFiles.join(', ')}\n`);
     if (options.imitation) await printImitation(ctx, task, runs, examples);
   },

@@ -8,7 +8,8 @@ import { writeFileAtomicSync } from '@agent-r1/nn';
 import { type Trajectory, totalReward } from '../mdp/trajectory.js';
 import type { AgentTask } from '../tasks/task.js';
 import { transcript } from '../checkpoints/agent.js';
-import { exampleGroup, infoAnswer, infoScore } from './results.js';
+import { infoAnswer, infoScore } from './info.js';
+import { exampleGroup } from './results.js';
 
 export interface EpisodeRecord<E = unknown> {
   /** The example's position among the table's examples. */

@@ -15,6 +15,7 @@ import { readMetrics } from '../trainer/metrics-log.js';
 import { buildPolicy } from '../trainer/models.js';
 import { type PlotSeries, writeSvgPlot } from '../trainer/plot.js';
 import { validationKey } from './evaluate.js';
+import { type KindRow, kindRows } from './kinds.js';
 import { type ResultRow, policyRows } from './results.js';
 
 const ALGORITHM_NAMES: Record<string, string> = {
@@ -106,6 +107,22 @@ export async function resultsTable<E>(
     }
   }
   return rows;
+}
+
+/** `resultsTable`, and each policy's rows by kind of example (`kindRows`; none where the task has no kinds). */
+export async function resultsAndKinds<E>(
+  task: AgentTask<E>,
+  config: TrainConfig,
+  policies: readonly TablePolicy[],
+  examples: readonly E[],
+  onTrajectories?: (method: string, trajectories: readonly Trajectory[]) => void,
+): Promise<{ rows: ResultRow[]; kinds: KindRow[] }> {
+  const kinds: KindRow[] = [];
+  const rows = await resultsTable(task, config, policies, examples, (method, trajectories) => {
+    kinds.push(...kindRows(method, task, examples, trajectories));
+    onTrajectories?.(method, trajectories);
+  });
+  return { rows, kinds };
 }
 
 /** The run folder of a policy checkpoint (`<run>/checkpoints/policy` → `<run>`) holding metrics.jsonl. */

@@ -11,8 +11,11 @@ import type { RolloutLimits } from '../rollout/config.js';
 import type { AgentTask, ResultRow } from '../tasks/task.js';
 import { normalizeAnswer } from '../rewards/qa.js';
 import { evaluate } from './evaluate.js';
+import { infoAnswer, infoScore } from './info.js';
+import { type KindRow, formatKindTable } from './kinds.js';
 
 export type { ResultRow };
+export { infoAnswer, infoScore };
 
 /** One scored example: its group (or groups), whether it counts in 'all', and its answer's scores. */
 export interface ScoredExample {
@@ -114,14 +117,6 @@ export function addTwinAgreement<E>(
 export const exampleGroup = <E>(task: AgentTask<E>, example: E): TableGroups =>
   task.groupOf ? task.groupOf(example) : 'all';
 
-/** The answer a task read from an episode, undefined where it read none. */
-export const infoAnswer = (info: Record<string, unknown>): string | undefined =>
-  typeof info.answer === 'string' ? info.answer : undefined;
-
-/** An episode's score on one answer metric: 0 where it never answered. */
-export const infoScore = (info: Record<string, unknown>, key: string) =>
-  typeof info[key] === 'number' ? (info[key] as number) : 0;
-
 /**
  * Greedy evaluation of a policy, scored per example on the task's answer metrics: a trajectory that never
  * answered scores 0. The groups are `task.groupOf(example)` when the task defines it, else 'all' only; an
@@ -186,19 +181,29 @@ export function formatResultsMatrix(rows: readonly ResultRow[], layout: TableLay
   ].join('\n');
 }
 
-/** Writes `results.md` (both tables) and `results.json` (the rows) into `dir`, atomically. */
+/**
+ * Writes `results.md` (both tables, then the rows by kind where there are any) and `results.json` (the
+ * rows) into `dir`, atomically; the rows by kind also go to `results-kinds.json`.
+ */
 export function writeResults(
   dir: string,
   rows: readonly ResultRow[],
   title: string,
   layout: TableLayout,
+  kinds: readonly KindRow[] = [],
 ): { md: string; json: string } {
   const md = join(dir, 'results.md');
   const json = join(dir, 'results.json');
+  const byKind =
+    kinds.length === 0
+      ? ''
+      : `\nEach policy by kind of example, with each tool's calls per episode:\n\n${formatKindTable(kinds, layout)}\n`;
   writeFileAtomicSync(
     md,
-    `# ${title}\n\n${formatResultsMatrix(rows, layout)}\n\nPer group, with every metric:\n\n${formatResultsTable(rows, layout)}\n`,
+    `# ${title}\n\n${formatResultsMatrix(rows, layout)}\n\nPer group, with every metric:\n\n${formatResultsTable(rows, layout)}\n${byKind}`,
   );
   writeFileAtomicSync(json, `${JSON.stringify(rows, null, 2)}\n`);
+  if (kinds.length > 0)
+    writeFileAtomicSync(join(dir, 'results-kinds.json'), `${JSON.stringify(kinds, null, 2)}\n`);
   return { md, json };
 }

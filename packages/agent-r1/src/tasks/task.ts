@@ -40,6 +40,11 @@ export interface AgentTask<Example = unknown> {
    */
   groupOf?(example: Example): number | string | readonly (number | string)[];
   /**
+   * The kind of an example (multi-hop QA: its question template, e.g. 'compare_area'), for the results'
+   * breakdown by kind with each tool's calls; undefined leaves the example out of it. Absent: no breakdown.
+   */
+  kindOf?(example: Example): string | undefined;
+  /**
    * Whether an example counts in the table's 'all' column (default true): false for a probe, e.g. a copy
    * of a question with its options swapped, which is reported in its own group only.
    */

@@ -248,6 +248,7 @@ export async function multihopQaTask(
     testSource: questionsFile === '' ? 'test split' : questionsFile,
     countsInAll: (ex) => !isSwappedComparison(ex),
     twinOf: swappedTwins(test),
+    kindOf,
     // A user's questions without hop counts are one group, not a '0-hop' column.
     ...(test.every((q) => q.hops > 0)
       ? {
