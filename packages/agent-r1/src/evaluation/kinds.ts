@@ -23,7 +23,8 @@ export interface KindRow {
 
 /**
  * One row per kind (`task.kindOf`) of a policy's greedy trajectories on `examples` (`t.group` is the
- * example's index), kinds in order of first appearance; none where the task has no kinds.
+ * example's index), kinds in order of first appearance; none where the task has no kinds. Probe copies
+ * (the swapped comparisons) count in their kind: every episode of the table is in some row.
  */
 export function kindRows<E>(
   method: string,
