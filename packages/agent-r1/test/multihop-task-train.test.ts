@@ -170,6 +170,7 @@ describe('multihop-qa pipeline through the CLI', () => {
       const em = episodes.reduce((sum, e) => sum + e.scores.em, 0) / episodes.length;
       expect(em).toBe(rows.find((x) => x.method === method && x.group === 'all')?.scores.em);
       // The rows by kind (a user's questions are all of kind 'user') count the searches that ran.
+      expect(r.out).toContain(`${join(out, 'results.json')}, ${join(out, 'results-kinds.json')}`);
       const kinds = JSON.parse(readFileSync(join(out, 'results-kinds.json'), 'utf8'));
       // A call in the last turn, whose result no one would read, does not run: it has no observation.
       const searches = episodes.flatMap((e) =>

@@ -74,14 +74,14 @@ describe('results by kind of example', () => {
       '| GRPO | capital | 1 | 1.000 | 1.000 | 0.00 | 1.00 |',
       '| warm start | capital | 1 | 0.000 | 0.000 | 0.00 | 2.00 |',
     ]);
-    writeResults(
-      dir,
-      [{ method: 'GRPO', group: 'all', n: 5, scores: { em: 0.8, f1: 0.8 } }],
-      'toy',
-      layout,
-      kinds,
-    );
+    const rows = [{ method: 'GRPO', group: 'all', n: 5, scores: { em: 0.8, f1: 0.8 } }];
+    const written = writeResults(dir, rows, 'toy', layout, kinds);
+    expect(written.kinds).toBe(join(dir, 'results-kinds.json'));
     expect(readFileSync(join(dir, 'results.md'), 'utf8')).toContain(table);
     expect(JSON.parse(readFileSync(join(dir, 'results-kinds.json'), 'utf8'))).toEqual(kinds);
+    // Without rows by kind: no such table, and no file is named.
+    const plain = writeResults(join(dir, 'plain'), rows, 'toy', layout);
+    expect(plain.kinds).toBeUndefined();
+    expect(readFileSync(plain.md, 'utf8')).not.toContain('by kind');
   });
 });

@@ -57,10 +57,11 @@ function publish(
 ) {
   const layout = tableLayout(task);
   ctx.stdout.write(`\n${title}\n\n${formatResultsMatrix(table.rows, layout)}\n\n`);
-  const { md, json } = writeResults(out, table.rows, title, layout, table.kinds);
+  const written = writeResults(out, table.rows, title, layout, table.kinds);
   const curves = join(out, 'results-curves.svg');
   const plotted = plotRunCurves(curves, runs, task.answerMetrics?.[0]);
-  ctx.stdout.write(`results: ${md}, ${json}${plotted ? `, ${curves}` : ''}\n`);
+  const files = [written.md, written.json, written.kinds, plotted ? curves : undefined];
+  ctx.stdout.write(`results: ${files.filter((f) => f !== undefined).join(', ')}\n`);
 }
 
 /** Each policy's imitation of the scripted searcher's successful demonstrations of `examples`. */

@@ -191,7 +191,7 @@ export function writeResults(
   title: string,
   layout: TableLayout,
   kinds: readonly KindRow[] = [],
-): { md: string; json: string } {
+): { md: string; json: string; kinds?: string } {
   const md = join(dir, 'results.md');
   const json = join(dir, 'results.json');
   const byKind =
@@ -203,7 +203,8 @@ export function writeResults(
     `# ${title}\n\n${formatResultsMatrix(rows, layout)}\n\nPer group, with every metric:\n\n${formatResultsTable(rows, layout)}\n${byKind}`,
   );
   writeFileAtomicSync(json, `${JSON.stringify(rows, null, 2)}\n`);
-  if (kinds.length > 0)
-    writeFileAtomicSync(join(dir, 'results-kinds.json'), `${JSON.stringify(kinds, null, 2)}\n`);
-  return { md, json };
+  if (kinds.length === 0) return { md, json };
+  const kindsJson = join(dir, 'results-kinds.json');
+  writeFileAtomicSync(kindsJson, `${JSON.stringify(kinds, null, 2)}\n`);
+  return { md, json, kinds: kindsJson };
 }
