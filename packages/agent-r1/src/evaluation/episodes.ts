@@ -8,7 +8,7 @@ import { writeFileAtomicSync } from '@agent-r1/nn';
 import { type Trajectory, totalReward } from '../mdp/trajectory.js';
 import type { AgentTask } from '../tasks/task.js';
 import { transcript } from '../checkpoints/agent.js';
-import { infoAnswer, infoScore } from './info.js';
+import { answerScores, infoAnswer } from './info.js';
 import { exampleGroup } from './results.js';
 
 export interface EpisodeRecord<E = unknown> {
@@ -38,7 +38,7 @@ export function episodeRecords<E>(
       group: String(exampleGroup(task, example)),
       turns: transcript(task as AgentTask<unknown>, t),
       answer: infoAnswer(t.info) ?? null,
-      scores: Object.fromEntries((task.answerMetrics ?? []).map((k) => [k, infoScore(t.info, k)])),
+      scores: answerScores(task, t.info),
       reward: totalReward(t),
     };
   });

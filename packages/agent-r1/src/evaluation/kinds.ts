@@ -37,7 +37,10 @@ export function kindRows<E>(
   const byKind = new Map<string, Trajectory[]>();
   for (const t of trajectories) {
     const kind = kindOf(examples[t.group]);
-    if (kind !== undefined) byKind.set(kind, [...(byKind.get(kind) ?? []), t]);
+    if (kind === undefined) continue;
+    const same = byKind.get(kind);
+    if (same) same.push(t);
+    else byKind.set(kind, [t]);
   }
   const tools = [...new Set(trajectories.flatMap((t) => t.toolCalls.map((c) => c.name)))].sort();
   const mean = (ts: readonly Trajectory[], f: (t: Trajectory) => number) =>
@@ -60,7 +63,6 @@ export function formatKindTable(rows: readonly KindRow[], layout: TableLayout): 
   const metrics = layout.metrics.filter((m) => rows.some((r) => m in r.scores)).slice(0, 2);
   const tools = [...new Set(rows.flatMap((r) => Object.keys(r.toolCalls)))].sort();
   const cell = (x: number | undefined, digits: number) => (x === undefined ? '–' : x.toFixed(digits));
-  // A tool a method never called is 0 calls for it, not a missing figure.
   return [
     `| method | kind | n | ${[...metrics.map((m) => layout.labels[m]), ...tools.map((t) => `${t} calls`)].join(' | ')} |`,
     `|---|---|---:|${[...metrics, ...tools].map(() => '---:').join('|')}|`,
@@ -68,6 +70,7 @@ export function formatKindTable(rows: readonly KindRow[], layout: TableLayout): 
       (r) =>
         `| ${r.method} | ${r.kind} | ${r.n} | ${[
           ...metrics.map((m) => cell(r.scores[m], 3)),
+          // A tool a method never called is 0 calls for it, not a missing figure.
           ...tools.map((t) => cell(r.toolCalls[t] ?? 0, 2)),
         ].join(' | ')} |`,
     ),

@@ -11,11 +11,10 @@ import type { RolloutLimits } from '../rollout/config.js';
 import type { AgentTask, ResultRow } from '../tasks/task.js';
 import { normalizeAnswer } from '../rewards/qa.js';
 import { evaluate } from './evaluate.js';
-import { infoAnswer, infoScore } from './info.js';
+import { answerScores, infoAnswer } from './info.js';
 import { type KindRow, formatKindTable } from './kinds.js';
 
 export type { ResultRow };
-export { infoAnswer, infoScore };
 
 /** One scored example: its group (or groups), whether it counts in 'all', and its answer's scores. */
 export interface ScoredExample {
@@ -137,7 +136,7 @@ export async function policyRows<E>(
   const scored: ScoredExample[] = trajectories.map((t) => ({
     group: exampleGroup(task, examples[t.group]),
     inAll: task.countsInAll?.(examples[t.group]) ?? true,
-    scores: Object.fromEntries((task.answerMetrics ?? []).map((k) => [k, infoScore(t.info, k)])),
+    scores: answerScores(task, t.info),
   }));
   const answers = trajectories.map((t) => infoAnswer(t.info) ?? '');
   addTwinAgreement(
