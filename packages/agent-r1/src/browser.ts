@@ -114,7 +114,12 @@ export {
   tagVocabulary,
 } from './tasks/multihop-qa/env.js';
 export { type MultihopCorpusTaskOptions, multihopTaskFromCorpus } from './tasks/multihop-qa/from-corpus.js';
-export { COMPARE_TOOL, compareTool, parseCompareValues } from './tasks/multihop-qa/compare-tool.js';
+export {
+  COMPARE_TOOL,
+  compareTool,
+  parseCompareItems,
+  parseCompareValues,
+} from './tasks/multihop-qa/compare-tool.js';
 export type { Doc, QaExample, QaKind } from './tasks/multihop-qa/data/types.js';
 export {
   type SearchDocument,

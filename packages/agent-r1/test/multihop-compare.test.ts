@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { Generator } from '@agent-r1/tensor';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runTextEpisode } from '../src/mdp/text-episode.js';
-import { LARGEST, compareTool, parseCompareValues } from '../src/tasks/multihop-qa/compare-tool.js';
+import { LARGEST, ONLY, compareTool, parseCompareValues } from '../src/tasks/multihop-qa/compare-tool.js';
 import type { QaExample } from '../src/tasks/multihop-qa/data/types.js';
 import { comparisonOptions } from '../src/tasks/multihop-qa/scripted.js';
 import {
@@ -39,6 +39,33 @@ describe('the compare tool', () => {
     expect(bad.content).toContain('"Brazil is large"');
     expect((await run('Peru ; Brazil 3')).content).toContain('"Peru"');
     expect((await run(42)).success).toBe(false);
+  });
+});
+
+describe("the compare tool's statements", () => {
+  it('names the one of which the property holds, whatever the order', async () => {
+    for (const values of [
+      'Mongolia is landlocked ; Peru is not landlocked',
+      'Peru is not landlocked ; Mongolia is landlocked',
+    ])
+      expect(await run(values)).toEqual({ content: 'Only: Mongolia', success: true });
+    expect((await run('Peru is not landlocked ; Chile is not landlocked')).content).toBe(
+      'None is landlocked',
+    );
+    expect((await run('Chad is landlocked ; Mali is landlocked ; Peru is not landlocked')).content).toBe(
+      'More than one is landlocked: Chad, Mali',
+    );
+  });
+
+  it('refuses numbers mixed with statements, two properties, and what is neither, naming the parts', async () => {
+    const mixed = await run('Peru 1,285,216 ; Mongolia is landlocked');
+    expect(mixed.success).toBe(false);
+    expect(mixed.content).toContain('"Peru 1,285,216"');
+    expect(mixed.content).toContain('"Mongolia is landlocked"');
+    const two = await run('Mongolia is landlocked ; Peru is large');
+    expect(two.success).toBe(false);
+    expect(two.content).toContain('"landlocked" and "large"');
+    expect((await run('Mongolia is landlocked ; Peru')).content).toContain('"Peru" is neither');
   });
 });
 
@@ -132,6 +159,77 @@ describe('multihop-qa with taskOptions.compareTool', () => {
     expect(plain.stopStrings).toEqual(['</search>', '</answer>']);
     expect(plain.codec.encode('<compare>').length).toBeGreaterThan(1);
     const q = test().find((x) => x.kind === 'compare_area')!;
+    const ep = await runTextEpisode(plain.makeEnv(), q, plain.scripted!(q, 0));
+    expect(ep.toolCalls.map((c) => c.name)).toEqual(['search', 'search']);
+  });
+});
+
+describe('multihop-qa with taskOptions.compareStatements', () => {
+  let task: AgentTask<QaExample>;
+  const tmp = mkdtempSync(join(tmpdir(), 'multihop-statements-'));
+  const landlocked = () =>
+    withSwappedComparisons(loadMultihopResources().dataset.questions.test).filter(
+      (q) => q.kind === 'compare_landlocked',
+    );
+  beforeAll(async () => {
+    task = await multihopQaTask(
+      { rollout: { maxTurns: 4 }, taskOptions: { compareTool: true, compareStatements: true } },
+      { cacheDir: tmp },
+    );
+  });
+  afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+
+  it("makes the statements' verdict one token, and needs the compare tool", async () => {
+    expect(task.codec.encode(ONLY)).toHaveLength(1);
+    await expect(
+      multihopQaTask(
+        { rollout: { maxTurns: 4 }, taskOptions: { compareStatements: true } },
+        { cacheDir: tmp },
+      ),
+    ).rejects.toThrow(/compareStatements needs taskOptions.compareTool/);
+  });
+
+  it('the scripted searcher compares the two statements as the pages write them, and answers the verdict', async () => {
+    let called = 0;
+    for (const q of landlocked()) {
+      const ep = await runTextEpisode(task.makeEnv(), q, task.scripted!(q, 0));
+      expect(ep.info.em, q.question).toBe(1);
+      const compares = ep.toolCalls.filter((c) => c.name === 'compare');
+      // Only where both geography pages were found (the search shows three documents).
+      if (compares.length === 0) continue;
+      called++;
+      const [x, y] = comparisonOptions(q.question)!;
+      const says = (c: string) => `${c} is ${q.answers[0] === c ? '' : 'not '}landlocked`;
+      expect(compares[0].args).toEqual({ values: `${says(x)} ; ${says(y)}` });
+      expect(ep.observations[2]).toBe(`\n<result>${ONLY} ${q.answers[0]}</result>\n`);
+    }
+    // Most of them: a comparison whose page is not among the three documents is answered by the reader.
+    expect(called).toBeGreaterThan(landlocked().length * 0.9);
+  });
+
+  it('the answer is what the policy compared: a `not` moved to the other option gets the other country', async () => {
+    const q = landlocked()[0];
+    const [x, y] = comparisonOptions(q.question)!;
+    const misread =
+      q.answers[0] === x
+        ? `${x} is not landlocked ; ${y} is landlocked`
+        : `${x} is landlocked ; ${y} is not landlocked`;
+    const policy = (context: string) => {
+      const result = /Only: (.+?)<\/result>/.exec(context);
+      return result ? `<answer> ${result[1]}</answer>` : `<compare> ${misread}</compare>`;
+    };
+    const ep = await runTextEpisode(task.makeEnv(), q, policy);
+    expect(ep.info.em).toBe(0);
+    expect(ep.info.answer).toBe(q.answers[0] === x ? y : x);
+  });
+
+  it('compareTool alone leaves the landlocked comparisons to the reader, and Only: ordinary text', async () => {
+    const plain = await multihopQaTask(
+      { rollout: { maxTurns: 4 }, taskOptions: { compareTool: true } },
+      { cacheDir: tmp },
+    );
+    expect(plain.codec.encode(ONLY).length).toBeGreaterThan(1);
+    const q = landlocked()[0];
     const ep = await runTextEpisode(plain.makeEnv(), q, plain.scripted!(q, 0));
     expect(ep.toolCalls.map((c) => c.name)).toEqual(['search', 'search']);
   });

@@ -16,7 +16,7 @@ import { ToolRegistry } from '../../tools/registry.js';
 import type { Tool } from '../../tools/tool.js';
 import type { AgentTask, TaskVocabulary } from '../task.js';
 import type { Doc, QaExample } from './data/types.js';
-import { COMPARE_TOOL, LARGEST, compareTool } from './compare-tool.js';
+import { COMPARE_TOOL, LARGEST, ONLY, compareTool } from './compare-tool.js';
 import { retrievalReward } from './retrieval-reward.js';
 import type { SearchIndex } from './search/bm25.js';
 import { SEARCH_TOOL, searchTool } from './search/tool.js';
@@ -34,9 +34,31 @@ export const MULTIHOP_SPECIAL_TOKENS = [
 /** The `compare` tool's tags and its verdict's marker, special tokens of the tokenizer when the tool is on. */
 export const COMPARE_SPECIAL_TOKENS = ['<compare>', '</compare>', LARGEST] as const;
 
-/** The tokenizer's special tokens: the tags and `<eos>`, and the compare tags when that tool is on. */
-export function multihopSpecialTokens(options: { compareTool?: boolean } = {}): string[] {
-  return [...MULTIHOP_SPECIAL_TOKENS, ...(options.compareTool ? COMPARE_SPECIAL_TOKENS : [])];
+/** Which comparisons the compare tool serves: area figures, and (`compareStatements`) what the pages state. */
+export interface CompareOptions {
+  /**
+   * A second tool, `compare` (`<compare>label number ; label number</compare>` → the label of the
+   * largest), for the comparisons' numbers; default false (search only).
+   */
+  compareTool?: boolean;
+  /**
+   * With `compareTool`: the scripted searcher compares the landlocked comparisons' statements too
+   * (`Mongolia is landlocked ; Peru is not landlocked` → `Only: Mongolia`), and `Only:` is a special token;
+   * default false.
+   */
+  compareStatements?: boolean;
+}
+
+/**
+ * The tokenizer's special tokens: the tags and `<eos>`, the compare tags when that tool is on, and the
+ * verdict of statements (`Only:`) when it compares them.
+ */
+export function multihopSpecialTokens(options: CompareOptions = {}): string[] {
+  return [
+    ...MULTIHOP_SPECIAL_TOKENS,
+    ...(options.compareTool ? COMPARE_SPECIAL_TOKENS : []),
+    ...(options.compareTool && options.compareStatements ? [ONLY] : []),
+  ];
 }
 
 /** Characters of each document a search shows by default (3 of them fit ~96 tokens). */
@@ -49,7 +71,7 @@ export const MULTIHOP_SNIPPET_CHARS = 80;
  */
 export const DEFAULT_RETRIEVAL_REWARD = 0.3;
 
-export interface MultihopEnvOptions {
+export interface MultihopEnvOptions extends CompareOptions {
   /** Most actions per episode; default 4 (3 searches and an answer). */
   maxTurns?: number;
   /** Documents per search; default 3. */
@@ -64,11 +86,6 @@ export interface MultihopEnvOptions {
    * documents (`makeMultihopEnv`'s `docs`).
    */
   retrievalReward?: number;
-  /**
-   * A second tool, `compare` (`<compare>label number ; label number</compare>` → the label of the
-   * largest), for the comparisons' numbers; default false (search only).
-   */
-  compareTool?: boolean;
 }
 
 /**
@@ -80,7 +97,7 @@ export function multihopPrompt(example: Pick<QaExample, 'question'>): string {
   return `Question: ${example.question}\nSearch with <search>query</search>, then reply <answer>answer</answer>.\n`;
 }
 
-export function multihopFormat(options: { compareTool?: boolean } = {}): TagsFormat {
+export function multihopFormat(options: CompareOptions = {}): TagsFormat {
   return new TagsFormat({
     tags: [
       { tag: 'search', tool: SEARCH_TOOL, argument: 'query' },
@@ -103,20 +120,27 @@ export interface MultihopStyle {
   searchesIn(text: string): number;
   /** A call of the `compare` tool (`compareValuesText`), where the episode has that tool. */
   compare?(values: string): string;
+  /** Whether the scripted searcher also compares what the pages state (`X is [not] landlocked`) with it. */
+  compareStatements?: boolean;
   /** How many compare calls a text of actions and observations holds. */
   comparesIn(text: string): number;
 }
 
 const occurrencesOf = (text: string, piece: string) => text.split(piece).length - 1;
 
-export function tagStyle(options: { compareTool?: boolean } = {}): MultihopStyle {
+export function tagStyle(options: CompareOptions = {}): MultihopStyle {
   return {
     format: multihopFormat(options),
     prompt: multihopPrompt,
     search: (query) => `<search> ${query}</search>`,
     answer: (answer) => `<${ANSWER_TAG}> ${answer}</${ANSWER_TAG}>`,
     searchesIn: (text) => occurrencesOf(text, '<search>'),
-    ...(options.compareTool ? { compare: (values: string) => `<compare> ${values}</compare>` } : {}),
+    ...(options.compareTool
+      ? {
+          compare: (values: string) => `<compare> ${values}</compare>`,
+          compareStatements: options.compareStatements === true,
+        }
+      : {}),
     comparesIn: (text) => occurrencesOf(text, '<compare>'),
   };
 }
@@ -125,8 +149,15 @@ export function tagStyle(options: { compareTool?: boolean } = {}): MultihopStyle
 export const MULTIHOP_CHAT_INSTRUCTION =
   'Answer the question. Search for the facts you need with the search tool; when you know the answer, reply with only the answer within <answer></answer> XML tags.';
 
-/** A pretrained chat model's episode: `chat` (its template's conventions) over the task's `tools`. */
-export function chatStyle(chat: ChatTools, tools: readonly Tool[]): MultihopStyle {
+/**
+ * A pretrained chat model's episode: `chat` (its template's conventions) over the task's `tools`;
+ * `options.compareStatements` as in `tagStyle`.
+ */
+export function chatStyle(
+  chat: ChatTools,
+  tools: readonly Tool[],
+  options: Pick<CompareOptions, 'compareStatements'> = {},
+): MultihopStyle {
   const render = (name: string, argument: string) => (value: string) =>
     chat.format.renderCall({ name, args: { [argument]: value } });
   // A tool's calls are counted by the rendered text that precedes their argument (`{"name": "search", …`).
@@ -142,7 +173,9 @@ export function chatStyle(chat: ChatTools, tools: readonly Tool[]): MultihopStyl
     search,
     answer: (answer) => chat.format.renderAnswer(answer),
     searchesIn: counter(search),
-    ...(tools.some((t) => t.name === COMPARE_TOOL) ? { compare } : {}),
+    ...(tools.some((t) => t.name === COMPARE_TOOL)
+      ? { compare, compareStatements: options.compareStatements === true }
+      : {}),
     comparesIn: counter(compare),
   };
 }
@@ -231,7 +264,7 @@ export function multihopEnvOptions(
 }
 
 /** The vocabulary of a task whose tokenizer is ours (a trained BPE): `<eos>` and the closing tags end an action. */
-export function tagVocabulary(tokenizer: Tokenizer, options: { compareTool?: boolean } = {}): TaskVocabulary {
+export function tagVocabulary(tokenizer: Tokenizer, options: CompareOptions = {}): TaskVocabulary {
   return {
     codec: { encode: (t) => tokenizer.encode(t), decode: (ids) => tokenizer.decode(ids) },
     vocabSize: tokenizer.vocabSize,

@@ -29,7 +29,10 @@ export function multihopTaskFromCorpus(o: MultihopCorpusTaskOptions): AgentTask<
   const index = o.index ?? SearchIndex.build(o.corpus);
   const docs = new Map(o.corpus.map((d) => [d.id, d]));
   // A policy trained with the compare tool gets it here too (its tokenizer has the tags).
-  const tools = { compareTool: o.config.taskOptions?.compareTool === true };
+  const tools = {
+    compareTool: o.config.taskOptions?.compareTool === true,
+    compareStatements: o.config.taskOptions?.compareStatements === true,
+  };
   const makeEnv = makeMultihopEnv(index, multihopEnvOptions(o.config, tools), docs, tagStyle(tools));
   const questions = o.questions ?? [];
   return {

@@ -12,7 +12,11 @@ export {
   compareTool,
   compareValuesText,
   type LabelledValue,
+  ONLY,
+  onlyOneHolding,
+  parseCompareItems,
   parseCompareValues,
+  type Statement,
 } from './compare-tool.js';
 export { retrievalReward } from './retrieval-reward.js';
 export {

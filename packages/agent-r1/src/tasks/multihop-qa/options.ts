@@ -34,6 +34,10 @@ export const MultihopOptionsSchema = section('Options of the multi-hop QA task.'
     false,
     "A second tool, compare ('<compare>label number ; label number</compare>' → 'Largest: label'): the scripted demonstrations of an area comparison call it with the two areas they read, and the tokenizer makes its verdict ('Largest:') one token, so that the answer can copy the name after it. On in the multihop preset; a pretrained model gets it declared in its chat template.",
   ),
+  compareStatements: bool(
+    false,
+    "With compareTool: the tool compares statements too ('Mongolia is landlocked ; Peru is not landlocked' → 'Only: Mongolia'), the scripted demonstrations of a landlocked comparison call it with the two sentences they read, and 'Only:' is one token of the tokenizer: the policy copies what each page says and the tool tells which one holds.",
+  ),
   bridgeTypes: bool(
     false,
     "The built-in corpus names the type of the place a part-of sentence links to where that place's title has one ('Gloucester is part of the American state Massachusetts.'), and the scripted demonstrations search it as written ('American state Massachusetts'): without it the next hop's query takes the type from a title the policy never sees.",

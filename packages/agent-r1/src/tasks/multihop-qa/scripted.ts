@@ -116,6 +116,19 @@ function areaComparison(question: string, seen: string): string | undefined {
   return compareValuesText(items as { label: string; value: string }[]);
 }
 
+/**
+ * The compare call of a landlocked comparison whose two statements `seen` holds (`Mongolia is landlocked ;
+ * Peru is not landlocked`: the options in the question's order, each as its page says it), else undefined.
+ */
+function landlockedComparison(question: string, seen: string): string | undefined {
+  const options = /landlocked/i.test(question) ? comparisonOptions(question) : undefined;
+  if (!options) return undefined;
+  const statements = options.map(
+    (c) => new RegExp(`${escapeRegExp(c)} is (?:not )?landlocked`, 'i').exec(seen)?.[0],
+  );
+  return statements.every((x) => x !== undefined) ? statements.join(' ; ') : undefined;
+}
+
 /** The observations so far: the context after the prompt. */
 function afterPrompt(context: string, prompt: string): string {
   return context.startsWith(prompt) ? context.slice(prompt.length) : context;
@@ -132,7 +145,8 @@ function afterPrompt(context: string, prompt: string): string {
  * A later hop's place that a document names with its type (`the American state Massachusetts`) is searched
  * the same way.
  * A chain whose next entity never showed up stops early. Where the episode has the `compare` tool, an
- * area comparison whose two areas it has read then compares them with it. It then answers the gold answer
+ * area comparison whose two areas it has read then compares them with it (and, where the style says
+ * `compareStatements`, a landlocked comparison its two statements). It then answers the gold answer
  * when every hop's evidence was retrieved, else what the extractive reader finds.
  * This is the ceiling of a fixed strategy with this retriever.
  *
@@ -170,7 +184,10 @@ export function scriptedSearcher(
       if (q !== undefined) return style.search(q);
     }
     const compare =
-      style.compare && style.comparesIn(seen) === 0 ? areaComparison(example.question, seen) : undefined;
+      style.compare && style.comparesIn(seen) === 0
+        ? (areaComparison(example.question, seen) ??
+          (style.compareStatements ? landlockedComparison(example.question, seen) : undefined))
+        : undefined;
     if (compare !== undefined) return style.compare!(compare);
     const evidence = example.evidence ?? [];
     const retrieved = evidence.length > 0 && evidence.every((e) => containsAnswer(seen, [e]));

@@ -143,7 +143,7 @@ export async function multihopTokenizer(
   const cacheDir = options.cacheDir ?? DEFAULT_MULTIHOP_CACHE_DIR;
   const file = join(
     cacheDir,
-    `tokenizer-v${MULTIHOP_TOKENIZER_VERSION}-data${DATASET_VERSION}-seed${r.dataSeed}-vocab${vocabSize}${options.compareTool ? '-compare' : ''}${r.bridgeTypes ? '-types' : ''}.json`,
+    `tokenizer-v${MULTIHOP_TOKENIZER_VERSION}-data${DATASET_VERSION}-seed${r.dataSeed}-vocab${vocabSize}${options.compareTool ? '-compare' : ''}${options.compareTool && options.compareStatements ? '-statements' : ''}${r.bridgeTypes ? '-types' : ''}.json`,
   );
   const specialTokens = multihopSpecialTokens(options);
   if (existsSync(file)) {
@@ -200,7 +200,9 @@ export async function multihopQaTask(
   const corpusFile = own.corpus;
   const questionsFile = own.questions;
   const ownCorpus = corpusFile === '';
-  const withTools = { ...options, compareTool: own.compareTool };
+  if (own.compareStatements && !own.compareTool)
+    throw new Error('taskOptions.compareStatements needs taskOptions.compareTool (the tool it calls)');
+  const withTools = { ...options, compareTool: own.compareTool, compareStatements: own.compareStatements };
   const envOptions = multihopEnvOptions(config, withTools, ownCorpus);
   // The user's questions first: a bad line stops the run before an index or a tokenizer is built.
   const test = withSwappedComparisons(
@@ -211,7 +213,9 @@ export async function multihopQaTask(
   // A pretrained model keeps its own tokenizer and speaks its chat template; a policy from scratch gets a
   // BPE trained on the corpus and the compact tags.
   const chat = context.pretrained ? pretrainedChat(context.pretrained) : null;
-  const style = chat ? chatStyle(chat.chat, multihopTools(index, envOptions).list()) : tagStyle(envOptions);
+  const style = chat
+    ? chatStyle(chat.chat, multihopTools(index, envOptions).list(), envOptions)
+    : tagStyle(envOptions);
   const makeEnv = makeMultihopEnv(index, envOptions, r.docs, style);
   const vocabulary = chat
     ? chat.vocabulary
