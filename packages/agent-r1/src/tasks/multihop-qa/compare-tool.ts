@@ -109,7 +109,10 @@ export function largest(items: readonly LabelledValue[]): ToolResult {
   return { content: `${LARGEST} ${winners[0].label}`, success: true };
 }
 
-/** `Only: label` where the property holds of exactly one; else which hold (`None is landlocked`, `More than one is landlocked: a, b`). */
+/**
+ * `Only: label` where the property holds of exactly one statement; else which hold (`None is landlocked`,
+ * `More than one is landlocked: a, b`).
+ */
 export function onlyOneHolding(statements: readonly Statement[]): ToolResult {
   const holding = statements.filter((x) => x.holds);
   const { property } = statements[0];

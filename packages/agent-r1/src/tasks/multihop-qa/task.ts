@@ -133,7 +133,8 @@ async function demonstrationTexts(
 /**
  * The tokenizer: byte-level BPE trained on the corpus and 500 scripted episodes of the training split,
  * with the tags and `<eos>` as special tokens (and the compare tags, with episodes that call it, where
- * `options.compareTool`); deterministic, and cached as JSON under `cacheDir`.
+ * `options.compareTool`; its statements' verdict too where `options.compareStatements`); deterministic, and
+ * cached as JSON under `cacheDir`.
  */
 export async function multihopTokenizer(
   r: MultihopResources,
