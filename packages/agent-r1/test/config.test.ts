@@ -314,6 +314,7 @@ describe("a task's own options (taskOptions)", () => {
       kindBoost: { warmStart: 'compare_area=2', rl: '' },
       swappedComparisons: false,
       compareTool: true,
+      compareStatements: false,
       bridgeTypes: false,
       questions: '',
       corpus: '',
