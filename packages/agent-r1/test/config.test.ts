@@ -315,6 +315,7 @@ describe("a task's own options (taskOptions)", () => {
       swappedComparisons: false,
       compareTool: true,
       compareStatements: false,
+      plan: false,
       bridgeTypes: false,
       questions: '',
       corpus: '',

@@ -34,6 +34,9 @@ export const MULTIHOP_SPECIAL_TOKENS = [
 /** The `compare` tool's tags and its verdict's marker, special tokens of the tokenizer when the tool is on. */
 export const COMPARE_SPECIAL_TOKENS = ['<compare>', '</compare>', LARGEST] as const;
 
+/** The tags of the plan a policy writes before each action (`taskOptions.plan`). */
+export const THINK_SPECIAL_TOKENS = ['<think>', '</think>'] as const;
+
 /** Which comparisons the compare tool serves: area figures, and (`compareStatements`) what the pages state. */
 export interface CompareOptions {
   /**
@@ -49,15 +52,26 @@ export interface CompareOptions {
   compareStatements?: boolean;
 }
 
+/** How the episodes a policy learns from are written: its tools, and whether it plans (./plan.ts). */
+export interface StyleOptions extends CompareOptions {
+  /**
+   * The scripted demonstrations think a plan before each search and answer (`<think> country
+   * capital</think>`: what the searches still to come are to find), and the think tags are special
+   * tokens; default false.
+   */
+  plan?: boolean;
+}
+
 /**
- * The tokenizer's special tokens: the tags and `<eos>`, the compare tags when that tool is on, and the
- * verdict of statements (`Only:`) when it compares them.
+ * The tokenizer's special tokens: the tags and `<eos>`, the compare tags when that tool is on, the
+ * verdict of statements (`Only:`) when it compares them, and the think tags when the policy plans.
  */
-export function multihopSpecialTokens(options: CompareOptions = {}): string[] {
+export function multihopSpecialTokens(options: StyleOptions = {}): string[] {
   return [
     ...MULTIHOP_SPECIAL_TOKENS,
     ...(options.compareTool ? COMPARE_SPECIAL_TOKENS : []),
     ...(options.compareTool && options.compareStatements ? [ONLY] : []),
+    ...(options.plan ? THINK_SPECIAL_TOKENS : []),
   ];
 }
 
@@ -71,7 +85,7 @@ export const MULTIHOP_SNIPPET_CHARS = 80;
  */
 export const DEFAULT_RETRIEVAL_REWARD = 0.3;
 
-export interface MultihopEnvOptions extends CompareOptions {
+export interface MultihopEnvOptions extends StyleOptions {
   /** Most actions per episode; default 4 (3 searches and an answer). */
   maxTurns?: number;
   /** Documents per search; default 3. */
@@ -122,14 +136,17 @@ export interface MultihopStyle {
   compare?(values: string): string;
   /** Whether the scripted searcher also compares what the pages state (`X is [not] landlocked`) with it. */
   compareStatements?: boolean;
+  /** The plan written before an action, where the scripted searcher plans (`StyleOptions.plan`). */
+  think?(plan: string): string;
   /** How many compare calls a text of actions and observations holds. */
   comparesIn(text: string): number;
 }
 
 const occurrencesOf = (text: string, piece: string) => text.split(piece).length - 1;
 
-export function tagStyle(options: CompareOptions = {}): MultihopStyle {
+export function tagStyle(options: StyleOptions = {}): MultihopStyle {
   return {
+    ...(options.plan ? { think: (plan: string) => `<think> ${plan}</think>` } : {}),
     format: multihopFormat(options),
     prompt: multihopPrompt,
     search: (query) => `<search> ${query}</search>`,

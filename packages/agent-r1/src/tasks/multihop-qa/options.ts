@@ -38,6 +38,10 @@ export const MultihopOptionsSchema = section('Options of the multi-hop QA task.'
     false,
     "With compareTool: the tool compares statements too ('Mongolia is landlocked ; Peru is not landlocked' → 'Only: Mongolia'), the scripted demonstrations of a landlocked comparison call it with the two sentences they read, and 'Only:' is one token of the tokenizer: the policy copies what each page says and the tool tells which one holds.",
   ),
+  plan: bool(
+    false,
+    "The scripted demonstrations think a plan before each search and the answer, in the question's words: what the searches still to come are to find ('<think> region country capital</think><search> city Calgary</search>', then 'country capital', then 'capital'), and '<think>' and '</think>' are tokens of the tokenizer: a chain's last search and answer then follow a goal a few tokens back, not the question's first words. For a policy trained from scratch.",
+  ),
   bridgeTypes: bool(
     false,
     "The built-in corpus names the type of the place a part-of sentence links to where that place's title has one ('Gloucester is part of the American state Massachusetts.'), and the scripted demonstrations search it as written ('American state Massachusetts'): without it the next hop's query takes the type from a title the policy never sees.",

@@ -8,6 +8,7 @@ import { compareValuesText } from './compare-tool.js';
 import { containsAnswer } from './data/recall.js';
 import type { Doc, QaExample } from './data/types.js';
 import { type MultihopStyle, tagStyle } from './env.js';
+import { planBefore } from './plan.js';
 
 /** `Title (facet)` → { main: 'Title', facet: 'facet' }; a title without parentheses has no facet. */
 export function splitTitle(title: string): { main: string; facet: string | undefined } {
@@ -144,7 +145,8 @@ function afterPrompt(context: string, prompt: string): string {
  * disambiguating, so its first query should follow from the question alone (measured: docs/history.md).
  * A later hop's place that a document names with its type (`the American state Massachusetts`) is searched
  * the same way.
- * A chain whose next entity never showed up stops early. Where the episode has the `compare` tool, an
+ * A chain whose next entity never showed up stops early. Where the style plans, each search and the answer
+ * begin with the plan (`planBefore`). Where the episode has the `compare` tool, an
  * area comparison whose two areas it has read then compares them with it (and, where the style says
  * `compareStatements`, a landlocked comparison its two statements). It then answers the gold answer
  * when every hop's evidence was retrieved, else what the extractive reader finds.
@@ -179,9 +181,13 @@ export function scriptedSearcher(
   return (context) => {
     const seen = afterPrompt(context, prompt);
     const searched = style.searchesIn(seen);
+    // Where the style plans, a search or the answer follows the plan (./plan.ts); a compare call, already
+    // the longest action, does not.
+    const plan = style.think ? planBefore(example, searched) : undefined;
+    const planned = (action: string) => (plan === undefined ? action : style.think!(plan) + action);
     if (searched < hops) {
       const q = queryFor(searched, seen);
-      if (q !== undefined) return style.search(q);
+      if (q !== undefined) return planned(style.search(q));
     }
     const compare =
       style.compare && style.comparesIn(seen) === 0
@@ -194,6 +200,6 @@ export function scriptedSearcher(
     const answer = retrieved
       ? (example.answers.find((a) => containsAnswer(seen, [a])) ?? example.answers[0])
       : readAnswer(example.question, seen);
-    return style.answer(answer);
+    return planned(style.answer(answer));
   };
 }

@@ -133,7 +133,8 @@ async function demonstrationTexts(
 /**
  * The tokenizer: byte-level BPE trained on the corpus and 500 scripted episodes of the training split,
  * with the tags and `<eos>` as special tokens (and the compare tags, with episodes that call it, where
- * `options.compareTool`; its statements' verdict too where `options.compareStatements`); deterministic, and
+ * `options.compareTool`; its statements' verdict too where `options.compareStatements`; the think tags, with
+ * episodes that plan, where `options.plan`); deterministic, and
  * cached as JSON under `cacheDir`.
  */
 export async function multihopTokenizer(
@@ -144,7 +145,7 @@ export async function multihopTokenizer(
   const cacheDir = options.cacheDir ?? DEFAULT_MULTIHOP_CACHE_DIR;
   const file = join(
     cacheDir,
-    `tokenizer-v${MULTIHOP_TOKENIZER_VERSION}-data${DATASET_VERSION}-seed${r.dataSeed}-vocab${vocabSize}${options.compareTool ? '-compare' : ''}${options.compareTool && options.compareStatements ? '-statements' : ''}${r.bridgeTypes ? '-types' : ''}.json`,
+    `tokenizer-v${MULTIHOP_TOKENIZER_VERSION}-data${DATASET_VERSION}-seed${r.dataSeed}-vocab${vocabSize}${options.compareTool ? '-compare' : ''}${options.compareTool && options.compareStatements ? '-statements' : ''}${options.plan ? '-plan' : ''}${r.bridgeTypes ? '-types' : ''}.json`,
   );
   const specialTokens = multihopSpecialTokens(options);
   if (existsSync(file)) {
@@ -203,7 +204,16 @@ export async function multihopQaTask(
   const ownCorpus = corpusFile === '';
   if (own.compareStatements && !own.compareTool)
     throw new Error('taskOptions.compareStatements needs taskOptions.compareTool (the tool it calls)');
-  const withTools = { ...options, compareTool: own.compareTool, compareStatements: own.compareStatements };
+  if (own.plan && context.pretrained)
+    throw new Error(
+      'taskOptions.plan is for a policy trained from scratch: a pretrained model keeps its chat template',
+    );
+  const withTools = {
+    ...options,
+    compareTool: own.compareTool,
+    compareStatements: own.compareStatements,
+    plan: own.plan,
+  };
   const envOptions = multihopEnvOptions(config, withTools, ownCorpus);
   // The user's questions first: a bad line stops the run before an index or a tokenizer is built.
   const test = withSwappedComparisons(

@@ -1,0 +1,106 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runTextEpisode } from '../src/mdp/text-episode.js';
+import type { QaExample } from '../src/tasks/multihop-qa/data/types.js';
+import { loadMultihopResources, multihopQaTask } from '../src/tasks/multihop-qa/index.js';
+import { hopTargets, planBefore } from '../src/tasks/multihop-qa/plan.js';
+import type { AgentTask } from '../src/tasks/task.js';
+
+const questions = () => {
+  const { train, validation, test } = loadMultihopResources().dataset.questions;
+  return [...train, ...validation, ...test];
+};
+
+describe('the plan of a question', () => {
+  it("names each hop's target in the question's own words, one per search", () => {
+    for (const q of questions()) {
+      const targets = hopTargets(q);
+      expect(targets, q.kind).toBeDefined();
+      expect(targets, q.question).toHaveLength(q.supportingDocs.length);
+      for (const target of targets!) expect(q.question, target).toMatch(new RegExp(`\\b${target}\\b`));
+    }
+  });
+
+  it('drops a target with each search, and keeps the last for the answer', () => {
+    const chain = {
+      kind: 'place_mid_capital',
+      question:
+        'What is the capital of the country containing the island group or island that Crete is part of?',
+    } as const;
+    expect([0, 1, 2, 3, 4].map((searched) => planBefore(chain, searched))).toEqual([
+      'island group or island country capital',
+      'country capital',
+      'capital',
+      'capital',
+      'capital',
+    ]);
+    expect(planBefore({ kind: 'user', question: 'Who wrote Hamlet?' }, 0)).toBeUndefined();
+  });
+});
+
+describe('multihop-qa with taskOptions.plan', () => {
+  let planned: AgentTask<QaExample>;
+  let plain: AgentTask<QaExample>;
+  const tmp = mkdtempSync(join(tmpdir(), 'multihop-plan-'));
+  const options = { compareTool: true };
+  beforeAll(async () => {
+    planned = await multihopQaTask(
+      { rollout: { maxTurns: 4 }, taskOptions: { ...options, plan: true } },
+      { cacheDir: tmp },
+    );
+    plain = await multihopQaTask({ rollout: { maxTurns: 4 }, taskOptions: options }, { cacheDir: tmp });
+  });
+  afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+
+  it('makes the think tags single tokens (and only then)', () => {
+    for (const tag of ['<think>', '</think>']) {
+      expect(planned.codec.encode(tag)).toHaveLength(1);
+      expect(plain.codec.encode(tag).length).toBeGreaterThan(1);
+    }
+  });
+
+  it('the scripted searcher thinks its plan before each search and answer, and answers as it does without', async () => {
+    for (const q of planned.test) {
+      const [withPlan, without] = await Promise.all([
+        runTextEpisode(planned.makeEnv(), q, planned.scripted!(q, 0)),
+        runTextEpisode(plain.makeEnv(), q, plain.scripted!(q, 0)),
+      ]);
+      // The environment reads the tags only: the same calls, the same answer.
+      expect(withPlan.toolCalls, q.question).toEqual(without.toolCalls);
+      expect(withPlan.info.em, q.question).toBe(without.info.em);
+      let searched = 0;
+      withPlan.actions.forEach((action, turn) => {
+        if (action.startsWith('<compare>')) {
+          expect(action).toBe(without.actions[turn]);
+          return;
+        }
+        expect(action).toBe(`<think> ${planBefore(q, searched)}</think>${without.actions[turn]}`);
+        if (action.includes('<search>')) searched++;
+      });
+    }
+  });
+
+  it('a chain plans its three searches, then answers its last target', async () => {
+    const chain = planned.test.find((q) => q.kind === 'place_mid_currency' && /region/.test(q.question))!;
+    const ep = await runTextEpisode(planned.makeEnv(), chain, planned.scripted!(chain, 0));
+    expect(ep.info.em).toBe(1);
+    expect(ep.actions.map((a) => /^<think> (.*?)<\/think>/.exec(a)?.[1])).toEqual([
+      'region country currency',
+      'country currency',
+      'currency',
+      'currency',
+    ]);
+  });
+
+  it('is refused for a pretrained model, which keeps its chat template', async () => {
+    await expect(
+      multihopQaTask(
+        { rollout: { maxTurns: 4 }, taskOptions: { plan: true } },
+        { cacheDir: tmp },
+        { pretrained: {} as never },
+      ),
+    ).rejects.toThrow(/taskOptions.plan is for a policy trained from scratch/);
+  });
+});
