@@ -1,14 +1,16 @@
 /**
- * The plan a scripted demonstration thinks before each action (`taskOptions.plan`): what each search of a
+ * The plan a scripted demonstration thinks before each search (`taskOptions.plan`): what each search of a
  * question's chain is to find, in the question's own words, of which the searches still to come are
  * written (`<think> region country capital</think><search> city Calgary</search>`, then `country capital`,
- * then `capital`, and the last again before the answer).
+ * then `capital`).
  *
- * Why: a chain's last search and its answer depend on the question's first words (`What is the capital…`),
- * some 300 tokens back by then, and a small policy lost them there (it searched `Canada currency` for a
- * capital, or answered the country it had just read). Written before each action, the goal is a few
- * tokens back, and each plan is the previous one less its first word: a copy, which the copy head makes
- * easy. The policy writes it itself; the environment ignores text outside the tags.
+ * Why: a chain's last search depends on the question's first words (`What is the capital…`), some 300
+ * tokens back by then, and a small policy lost them there (it searched `Canada currency` for a capital, or
+ * answered the country it had just read). Written before each search, the goal is a few tokens back, and
+ * each plan is the previous one less its first word: a copy, which the copy head makes easy. The answer
+ * and a compare call think nothing: a plan before the answer stood between it and the document or verdict
+ * it copies, and the policy copied worse (docs/history.md). The policy writes the plan itself; the
+ * environment ignores text outside the tags.
  */
 import type { QaExample } from './data/types.js';
 
@@ -50,15 +52,13 @@ export function hopTargets(example: Pick<QaExample, 'kind' | 'question'>): strin
 }
 
 /**
- * The plan before an action, once `searched` searches are done: the targets of the searches still to come,
- * or the last target when none is left (before a compare call or the answer); undefined where the kind has
- * no targets.
+ * The plan before a search, once `searched` searches are done: the targets of the searches still to come;
+ * undefined when none is left or the kind has no targets.
  */
 export function planBefore(
   example: Pick<QaExample, 'kind' | 'question'>,
   searched: number,
 ): string | undefined {
-  const targets = hopTargets(example);
-  if (targets === undefined) return undefined;
-  return targets.slice(Math.min(searched, targets.length - 1)).join(' ');
+  const left = hopTargets(example)?.slice(searched) ?? [];
+  return left.length > 0 ? left.join(' ') : undefined;
 }

@@ -145,8 +145,8 @@ function afterPrompt(context: string, prompt: string): string {
  * disambiguating, so its first query should follow from the question alone (measured: docs/history.md).
  * A later hop's place that a document names with its type (`the American state Massachusetts`) is searched
  * the same way.
- * A chain whose next entity never showed up stops early. Where the style plans, each search and the answer
- * begin with the plan (`planBefore`). Where the episode has the `compare` tool, an
+ * A chain whose next entity never showed up stops early. Where the style plans, each search begins with the
+ * plan (`planBefore`). Where the episode has the `compare` tool, an
  * area comparison whose two areas it has read then compares them with it (and, where the style says
  * `compareStatements`, a landlocked comparison its two statements). It then answers the gold answer
  * when every hop's evidence was retrieved, else what the extractive reader finds.
@@ -181,13 +181,11 @@ export function scriptedSearcher(
   return (context) => {
     const seen = afterPrompt(context, prompt);
     const searched = style.searchesIn(seen);
-    // Where the style plans, a search or the answer follows the plan (./plan.ts); a compare call, already
-    // the longest action, does not.
-    const plan = style.think ? planBefore(example, searched) : undefined;
-    const planned = (action: string) => (plan === undefined ? action : style.think!(plan) + action);
     if (searched < hops) {
       const q = queryFor(searched, seen);
-      if (q !== undefined) return planned(style.search(q));
+      // Where the style plans, the search follows the plan (./plan.ts).
+      const plan = style.think ? planBefore(example, searched) : undefined;
+      if (q !== undefined) return (plan === undefined ? '' : style.think!(plan)) + style.search(q);
     }
     const compare =
       style.compare && style.comparesIn(seen) === 0
@@ -200,6 +198,6 @@ export function scriptedSearcher(
     const answer = retrieved
       ? (example.answers.find((a) => containsAnswer(seen, [a])) ?? example.answers[0])
       : readAnswer(example.question, seen);
-    return planned(style.answer(answer));
+    return style.answer(answer);
   };
 }
