@@ -61,7 +61,7 @@ describe('multihop-qa with taskOptions.plan', () => {
   });
 
   it('the scripted searcher thinks its plan before each search, and answers as it does without', async () => {
-    for (const q of planned.test) {
+    for (const q of planned.test!) {
       const [withPlan, without] = await Promise.all([
         runTextEpisode(planned.makeEnv(), q, planned.scripted!(q, 0)),
         runTextEpisode(plain.makeEnv(), q, plain.scripted!(q, 0)),
@@ -83,7 +83,7 @@ describe('multihop-qa with taskOptions.plan', () => {
   });
 
   it('a chain plans its three searches, then answers', async () => {
-    const chain = planned.test.find((q) => q.kind === 'place_mid_currency' && /region/.test(q.question))!;
+    const chain = planned.test!.find((q) => q.kind === 'place_mid_currency' && /region/.test(q.question))!;
     const ep = await runTextEpisode(planned.makeEnv(), chain, planned.scripted!(chain, 0));
     expect(ep.info.em).toBe(1);
     expect(ep.actions.map((a) => /^<think> (.*?)<\/think>/.exec(a)?.[1])).toEqual([
