@@ -50,7 +50,8 @@ describe('multihop-qa with taskOptions.plan', () => {
       { cacheDir: tmp },
     );
     plain = await multihopQaTask({ rollout: { maxTurns: 4 }, taskOptions: options }, { cacheDir: tmp });
-  });
+    // Two tokenizers are trained here: seconds each, more on a busy machine than a hook's default 10 s.
+  }, 120_000);
   afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
   it('makes the think tags single tokens (and only then)', () => {

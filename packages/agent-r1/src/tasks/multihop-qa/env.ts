@@ -56,8 +56,7 @@ export interface CompareOptions {
 export interface StyleOptions extends CompareOptions {
   /**
    * The scripted demonstrations think a plan before each search (`<think> country capital</think>`:
-   * what the searches still to come are to find), and the think tags are special
-   * tokens; default false.
+   * what the searches still to come are to find), and the think tags are special tokens; default false.
    */
   plan?: boolean;
 }

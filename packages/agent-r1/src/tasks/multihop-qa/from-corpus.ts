@@ -28,12 +28,10 @@ export function multihopTaskFromCorpus(o: MultihopCorpusTaskOptions): AgentTask<
   if (o.corpus.length === 0) throw new Error('multihopTaskFromCorpus: the corpus holds no documents');
   const index = o.index ?? SearchIndex.build(o.corpus);
   const docs = new Map(o.corpus.map((d) => [d.id, d]));
-  // A policy trained with the compare tool gets it here too (its tokenizer has the tags), and so does one
-  // trained to plan.
+  // A policy trained with the compare tool gets it here too (its tokenizer has the tags).
   const tools = {
     compareTool: o.config.taskOptions?.compareTool === true,
     compareStatements: o.config.taskOptions?.compareStatements === true,
-    plan: o.config.taskOptions?.plan === true,
   };
   const makeEnv = makeMultihopEnv(index, multihopEnvOptions(o.config, tools), docs, tagStyle(tools));
   const questions = o.questions ?? [];

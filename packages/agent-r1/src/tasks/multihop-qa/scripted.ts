@@ -146,10 +146,10 @@ function afterPrompt(context: string, prompt: string): string {
  * A later hop's place that a document names with its type (`the American state Massachusetts`) is searched
  * the same way.
  * A chain whose next entity never showed up stops early. Where the style plans, each search begins with the
- * plan (`planBefore`). Where the episode has the `compare` tool, an
- * area comparison whose two areas it has read then compares them with it (and, where the style says
- * `compareStatements`, a landlocked comparison its two statements). It then answers the gold answer
- * when every hop's evidence was retrieved, else what the extractive reader finds.
+ * plan (`planBefore`). Where the episode has the `compare` tool, an area comparison whose two areas it has
+ * read then compares them with it (and, where the style says `compareStatements`, a landlocked comparison
+ * its two statements). It then answers the gold answer when every hop's evidence was retrieved, else what
+ * the extractive reader finds.
  * This is the ceiling of a fixed strategy with this retriever.
  *
  * A space follows each opening tag (`<search> Costa Rica capital</search>`): the tokenizer then cuts the
@@ -183,9 +183,11 @@ export function scriptedSearcher(
     const searched = style.searchesIn(seen);
     if (searched < hops) {
       const q = queryFor(searched, seen);
-      // Where the style plans, the search follows the plan (./plan.ts).
-      const plan = style.think ? planBefore(example, searched) : undefined;
-      if (q !== undefined) return (plan === undefined ? '' : style.think!(plan)) + style.search(q);
+      if (q !== undefined) {
+        // Where the style plans, the search follows the plan (./plan.ts).
+        const plan = style.think ? planBefore(example, searched) : undefined;
+        return (plan === undefined ? '' : style.think!(plan)) + style.search(q);
+      }
     }
     const compare =
       style.compare && style.comparesIn(seen) === 0

@@ -134,8 +134,7 @@ async function demonstrationTexts(
  * The tokenizer: byte-level BPE trained on the corpus and 500 scripted episodes of the training split,
  * with the tags and `<eos>` as special tokens (and the compare tags, with episodes that call it, where
  * `options.compareTool`; its statements' verdict too where `options.compareStatements`; the think tags, with
- * episodes that plan, where `options.plan`); deterministic, and
- * cached as JSON under `cacheDir`.
+ * episodes that plan, where `options.plan`); deterministic, and cached as JSON under `cacheDir`.
  */
 export async function multihopTokenizer(
   r: MultihopResources,
