@@ -207,13 +207,14 @@ export async function multihopQaTask(
     throw new Error(
       'taskOptions.plan is for a policy trained from scratch: a pretrained model keeps its chat template',
     );
-  const withTools = {
+  // How the episodes are written: the tools, and whether the policy plans.
+  const styleOptions = {
     ...options,
     compareTool: own.compareTool,
     compareStatements: own.compareStatements,
     plan: own.plan,
   };
-  const envOptions = multihopEnvOptions(config, withTools, ownCorpus);
+  const envOptions = multihopEnvOptions(config, styleOptions, ownCorpus);
   // The user's questions first: a bad line stops the run before an index or a tokenizer is built.
   const test = withSwappedComparisons(
     questionsFile === '' ? r.dataset.questions.test : loadQuestionsJsonl(questionsFile),
@@ -229,7 +230,7 @@ export async function multihopQaTask(
   const makeEnv = makeMultihopEnv(index, envOptions, r.docs, style);
   const vocabulary = chat
     ? chat.vocabulary
-    : tagVocabulary(await multihopTokenizer(r, withTools), envOptions);
+    : tagVocabulary(await multihopTokenizer(r, styleOptions), envOptions);
   const { train, validation } = r.dataset.questions;
   const namePool = renamePool(train);
   const limited = options.trainLimit === undefined ? train : train.slice(0, options.trainLimit);
