@@ -44,13 +44,13 @@ describe('multihop-qa with taskOptions.plan', () => {
   let plain: AgentTask<QaExample>;
   const tmp = mkdtempSync(join(tmpdir(), 'multihop-plan-'));
   const options = { compareTool: true };
+  // Two tokenizers are trained here: seconds each, more on a busy machine than a hook's default 10 s.
   beforeAll(async () => {
     planned = await multihopQaTask(
       { rollout: { maxTurns: 4 }, taskOptions: { ...options, plan: true } },
       { cacheDir: tmp },
     );
     plain = await multihopQaTask({ rollout: { maxTurns: 4 }, taskOptions: options }, { cacheDir: tmp });
-    // Two tokenizers are trained here: seconds each, more on a busy machine than a hook's default 10 s.
   }, 120_000);
   afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 

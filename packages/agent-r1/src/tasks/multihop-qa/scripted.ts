@@ -185,8 +185,8 @@ export function scriptedSearcher(
       const q = queryFor(searched, seen);
       if (q !== undefined) {
         // Where the style plans, the search follows the plan (./plan.ts).
-        const plan = style.think ? planBefore(example, searched) : undefined;
-        return (plan === undefined ? '' : style.think!(plan)) + style.search(q);
+        const plan = planBefore(example, searched);
+        return (style.think && plan !== undefined ? style.think(plan) : '') + style.search(q);
       }
     }
     const compare =
