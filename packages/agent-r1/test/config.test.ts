@@ -317,6 +317,7 @@ describe("a task's own options (taskOptions)", () => {
       compareStatements: false,
       plan: false,
       bridgeTypes: false,
+      searchTitleBoost: 1,
       questions: '',
       corpus: '',
     });

@@ -9,7 +9,12 @@ import { afterAll, describe, expect, it } from 'vitest';
 import type { ServeSearchContext } from '../src/cli/handlers.js';
 import { runCli } from '../src/cli/run.js';
 import type { SearchServer } from '../src/tasks/multihop-qa/search/index.js';
-import { corpusFileIndex, serveMultihopSearch, servedCorpus } from '../src/tasks/multihop-qa/serve.js';
+import {
+  corpusFileIndex,
+  serveMultihopSearch,
+  servedCorpus,
+  servedTitleBoost,
+} from '../src/tasks/multihop-qa/serve.js';
 import { Capture } from './support/capture.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'agent-r1-serve-corpus-'));
@@ -80,8 +85,11 @@ describe('serve-search --corpus', () => {
 
 describe('the corpus serve-search is given', () => {
   /** What the real handler would serve for these arguments (the CLI resolves them; the handler is not run). */
-  async function served(argv: string[]): Promise<{ code: number; corpus?: string; err: string }> {
+  async function served(
+    argv: string[],
+  ): Promise<{ code: number; corpus?: string; titleBoost?: number; err: string }> {
     let corpus: string | undefined;
+    let titleBoost: number | undefined;
     const none = () => 0;
     const stderr = new Capture();
     const code = await runCli(
@@ -93,12 +101,21 @@ describe('the corpus serve-search is given', () => {
         seeds: none,
         serveSearch: (ctx: ServeSearchContext) => {
           corpus = servedCorpus(ctx);
+          titleBoost = servedTitleBoost(ctx);
         },
       },
       { stdout: new Capture(), stderr },
     );
-    return { code, corpus, err: stderr.text };
+    return { code, corpus, titleBoost, err: stderr.text };
   }
+
+  it("ranks titles as the task's searches do (taskOptions.searchTitleBoost)", async () => {
+    expect(await served(['serve-search', '--preset', 'multihop'])).toMatchObject({ code: 0, titleBoost: 1 });
+    expect(
+      await served(['serve-search', '--preset', 'multihop', 'taskOptions.searchTitleBoost=2']),
+    ).toMatchObject({ code: 0, titleBoost: 2 });
+    expect(await served(['serve-search'])).toMatchObject({ code: 0, titleBoost: undefined });
+  });
 
   it('is --corpus, or the multi-hop task option eval reads; never ignored', async () => {
     expect(await served(['serve-search'])).toEqual({ code: 0, corpus: undefined, err: '' });

@@ -6,7 +6,12 @@ import type { CommandContext, CommandHandlers } from './handlers.js';
 import { type Trajectory, totalReward } from '../mdp/trajectory.js';
 import { createTask } from '../tasks/index.js';
 import type { AgentTask } from '../tasks/task.js';
-import { serveMultihopSearch, servedBridgeTypes, servedCorpus } from '../tasks/multihop-qa/serve.js';
+import {
+  serveMultihopSearch,
+  servedBridgeTypes,
+  servedCorpus,
+  servedTitleBoost,
+} from '../tasks/multihop-qa/serve.js';
 import { policyFolder } from '../checkpoints/agent-files.js';
 import { checkpointTaskContext } from '../checkpoints/pretrained.js';
 import { prepareBackend } from '../trainer/backend-setup.js';
@@ -184,7 +189,13 @@ export const handlers: CommandHandlers = {
 
   async serveSearch(ctx) {
     await serveMultihopSearch(
-      { host: ctx.host, port: ctx.port, corpus: servedCorpus(ctx), bridgeTypes: servedBridgeTypes(ctx) },
+      {
+        host: ctx.host,
+        port: ctx.port,
+        corpus: servedCorpus(ctx),
+        bridgeTypes: servedBridgeTypes(ctx),
+        titleBoost: servedTitleBoost(ctx),
+      },
       ctx.stdout,
     );
   },

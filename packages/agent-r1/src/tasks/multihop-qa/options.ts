@@ -46,6 +46,11 @@ export const MultihopOptionsSchema = section('Options of the multi-hop QA task.'
     false,
     "The built-in corpus names the type of the place a part-of sentence links to where that place's title has one ('Gloucester is part of the American state Massachusetts.'), and the scripted demonstrations search it as written ('American state Massachusetts'): without it the next hop's query takes the type from a title the policy never sees.",
   ),
+  searchTitleBoost: num(
+    1,
+    "The search index's weight of a match in a document's title against one in its text: at 2, 'Peru geography' ranks the page titled 'Peru (geography)' first, above pages that name Peru more often, so that its area is in the first lines the policy reads rather than cut off.",
+    { min: 0 },
+  ),
   questions: str(
     '',
     'A JSONL file of questions ({"question", "golden_answers"}, optional "hops") replacing the test split.',

@@ -17,14 +17,19 @@ export interface MultihopSearchServerOptions {
   cacheDir?: string;
   dataSeed?: number;
   bridgeTypes?: boolean;
+  /** The index's weight of a title match (the task's `searchTitleBoost`); default 1. */
+  titleBoost?: number;
 }
 
 /** The index of a JSONL corpus file; throws naming the file (and line) if it is unreadable, bad or empty. */
-export function corpusFileIndex(path: string): SearchIndex {
+export function corpusFileIndex(path: string, titleBoost?: number): SearchIndex {
   const docs = loadCorpusJsonl(path);
   if (docs.length === 0) throw new Error(`corpus ${path}: the file holds no documents`);
   // A document without a title is served without one (not with an empty one).
-  return SearchIndex.build(docs.map((d) => (d.title ? d : { id: d.id, contents: d.contents })));
+  return SearchIndex.build(
+    docs.map((d) => (d.title ? d : { id: d.id, contents: d.contents })),
+    { titleBoost },
+  );
 }
 
 /**
@@ -40,6 +45,12 @@ export function servedCorpus(ctx: ServeContext): string | undefined {
 /** Whether the built-in corpus `serve-search` serves names bridge types (the task's `bridgeTypes` option). */
 export const servedBridgeTypes = (ctx: ServeContext): boolean => multihopOption(ctx, 'bridgeTypes') === true;
 
+/** The title weight of the index `serve-search` serves (the task's `searchTitleBoost`); undefined: the default. */
+export function servedTitleBoost(ctx: ServeContext): number | undefined {
+  const boost = multihopOption(ctx, 'searchTitleBoost');
+  return typeof boost === 'number' ? boost : undefined;
+}
+
 type ServeContext = { corpus?: string; config: { task: string; taskOptions?: Record<string, unknown> } };
 
 /** One of the multi-hop task's own options as the config gives it; undefined for another task. */
@@ -50,7 +61,9 @@ const multihopOption = (ctx: ServeContext, key: string): unknown =>
 export async function startMultihopSearchServer(
   options: MultihopSearchServerOptions = {},
 ): Promise<SearchServer> {
-  const index = options.corpus ? corpusFileIndex(options.corpus) : loadMultihopResources(options).index;
+  const index = options.corpus
+    ? corpusFileIndex(options.corpus, options.titleBoost)
+    : loadMultihopResources(options).index;
   return startSearchServer(index, { host: options.host, port: options.port });
 }
 

@@ -39,7 +39,7 @@ import {
 import { entityRenamer, renamePool } from './rename.js';
 import { scriptedSearcher } from './scripted.js';
 import { isSwappedComparison, multihopGroups, swappedTwins, withSwappedComparisons } from './swapped.js';
-import { SearchIndex } from './search/index.js';
+import { DEFAULT_SEARCH_INDEX_OPTIONS, SearchIndex } from './search/index.js';
 
 /** Bump when the tokenizer's training texts or pre-tokeniser change, so a stale cached one is not reused. */
 export const MULTIHOP_TOKENIZER_VERSION = 4;
@@ -54,6 +54,8 @@ export interface MultihopResources {
   dataSeed: number;
   /** Whether the corpus names bridge types (taskOptions.bridgeTypes): the tokenizer's cache name says so. */
   bridgeTypes: boolean;
+  /** The index's weight of a title match (taskOptions.searchTitleBoost): the tokenizer's cache name says so. */
+  titleBoost: number;
 }
 
 export interface MultihopTaskOptions extends MultihopEnvOptions {
@@ -94,21 +96,23 @@ function questionsWithHops(train: readonly QaExample[], spec: string): readonly 
 
 /** The dataset and its search index, built (or loaded from the dataset cache) once per process. */
 export function loadMultihopResources(
-  options: { cacheDir?: string; dataSeed?: number; bridgeTypes?: boolean } = {},
+  options: { cacheDir?: string; dataSeed?: number; bridgeTypes?: boolean; titleBoost?: number } = {},
 ): MultihopResources {
   const cacheDir = options.cacheDir ?? DEFAULT_MULTIHOP_CACHE_DIR;
   const seed = options.dataSeed ?? 0;
   const bridgeTypes = options.bridgeTypes ?? false;
-  const key = `${cacheDir}\u0000${seed}\u0000${bridgeTypes}`;
+  const titleBoost = options.titleBoost ?? DEFAULT_SEARCH_INDEX_OPTIONS.titleBoost;
+  const key = `${cacheDir}\u0000${seed}\u0000${bridgeTypes}\u0000${titleBoost}`;
   let r = resources.get(key);
   if (r === undefined) {
     const dataset = buildMultihopDataset({ seed, cacheDir, bridgeTypes });
     r = {
       dataset,
-      index: SearchIndex.build(dataset.corpus),
+      index: SearchIndex.build(dataset.corpus, { titleBoost }),
       docs: new Map(dataset.corpus.map((d) => [d.id, d])),
       dataSeed: seed,
       bridgeTypes,
+      titleBoost,
     };
     resources.set(key, r);
   }
@@ -142,9 +146,20 @@ export async function multihopTokenizer(
 ): Promise<Tokenizer> {
   const vocabSize = options.vocabSize ?? 3000;
   const cacheDir = options.cacheDir ?? DEFAULT_MULTIHOP_CACHE_DIR;
+  // Each option that changes the tokenizer's training texts or special tokens names its own cache file.
+  const suffixes = [
+    options.compareTool && 'compare',
+    options.compareTool && options.compareStatements && 'statements',
+    options.plan && 'plan',
+    r.bridgeTypes && 'types',
+    r.titleBoost !== DEFAULT_SEARCH_INDEX_OPTIONS.titleBoost && `title${r.titleBoost}`,
+  ].filter((s): s is string => typeof s === 'string');
   const file = join(
     cacheDir,
-    `tokenizer-v${MULTIHOP_TOKENIZER_VERSION}-data${DATASET_VERSION}-seed${r.dataSeed}-vocab${vocabSize}${options.compareTool ? '-compare' : ''}${options.compareTool && options.compareStatements ? '-statements' : ''}${options.plan ? '-plan' : ''}${r.bridgeTypes ? '-types' : ''}.json`,
+    [
+      `tokenizer-v${MULTIHOP_TOKENIZER_VERSION}-data${DATASET_VERSION}-seed${r.dataSeed}-vocab${vocabSize}`,
+      ...suffixes,
+    ].join('-') + '.json',
   );
   const specialTokens = multihopSpecialTokens(options);
   if (existsSync(file)) {
@@ -174,10 +189,10 @@ export async function multihopTokenizer(
   return tokenizer;
 }
 
-function userCorpusIndex(path: string): SearchIndex {
+function userCorpusIndex(path: string, titleBoost: number): SearchIndex {
   const docs = loadCorpusJsonl(path);
   if (docs.length === 0) throw new Error(`corpus ${path}: the file holds no documents`);
-  return SearchIndex.build(docs);
+  return SearchIndex.build(docs, { titleBoost });
 }
 
 /**
@@ -197,7 +212,11 @@ export async function multihopQaTask(
     prefix: 'taskOptions',
     owner: 'task "multihop-qa"',
   });
-  const r = loadMultihopResources({ ...options, bridgeTypes: own.bridgeTypes });
+  const r = loadMultihopResources({
+    ...options,
+    bridgeTypes: own.bridgeTypes,
+    titleBoost: own.searchTitleBoost,
+  });
   const corpusFile = own.corpus;
   const questionsFile = own.questions;
   const ownCorpus = corpusFile === '';
@@ -220,7 +239,7 @@ export async function multihopQaTask(
     questionsFile === '' ? r.dataset.questions.test : loadQuestionsJsonl(questionsFile),
   );
   if (test.length === 0) throw new Error(`questions ${questionsFile}: the file holds no questions`);
-  const index = ownCorpus ? r.index : userCorpusIndex(corpusFile);
+  const index = ownCorpus ? r.index : userCorpusIndex(corpusFile, own.searchTitleBoost);
   // A pretrained model keeps its own tokenizer and speaks its chat template; a policy from scratch gets a
   // BPE trained on the corpus and the compact tags.
   const chat = context.pretrained ? pretrainedChat(context.pretrained) : null;
