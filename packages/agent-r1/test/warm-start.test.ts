@@ -255,6 +255,26 @@ describe('warmStart', () => {
     for (const p of [p1, p2, p3]) p.dispose();
   }, 120_000);
 
+  it('with sft.dropout trains otherwise than without, reproducibly, and resumes exactly', async () => {
+    const task = await createTask(config('task', 1, false));
+    const trained = async (name: string, steps: number, resume: boolean, extra: string[]) => {
+      const c = config(name, steps, resume, extra);
+      const policy = buildPolicy(c, task.vocabSize);
+      await warmStart(c, task, policy, () => {});
+      const w = weights(policy);
+      policy.dispose();
+      return { c, w };
+    };
+    const dropout = ['sft.dropout=0.2'];
+    const straight = await trained('dropout', 4, false, dropout);
+    expect((await trained('dropout-again', 4, false, dropout)).w).toEqual(straight.w);
+    expect((await trained('no-dropout', 4, false, [])).w).not.toEqual(straight.w);
+    await trained('dropout-resumed', 2, false, dropout);
+    const resumed = await trained('dropout-resumed', 4, true, dropout);
+    expect(resumed.w).toEqual(straight.w);
+    expect(losses(resumed.c)).toEqual(losses(straight.c));
+  }, 120_000);
+
   it('says so when there are fewer training examples than sft.demonstrations asks for', async () => {
     const c = config('few', 1, false, ['sft.demonstrations=100000']);
     const task = await createTask(c);

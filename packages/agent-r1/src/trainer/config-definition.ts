@@ -168,6 +168,11 @@ const SftSchema = section("The supervised warm start on the task's scripted demo
     false,
     "Train only on demonstrations that earned a positive outcome reward: a scripted policy's failures are not worth imitating.",
   ),
+  dropout: num(
+    0,
+    "Residual dropout in the warm start (the embeddings and each block's attention and MLP outputs), as a probability: a regulariser for a policy trained from scratch on a few thousand demonstrations. RL, rollouts and evaluation never drop.",
+    { min: 0, below: 1 },
+  ),
   emaDecay: num(
     0,
     "Decay of an exponential moving average of the weights (0: none); with one, the stage's output is the average.",

@@ -3,7 +3,7 @@
  * token layout of TrajectoryBatch: column t holds the log-probability of token t given tokens < t, and the
  * value of that state (tokens < t), as verl aligns them; column 0, which nothing predicts, is 0.
  */
-import type { TransformerLM } from '@agent-r1/nn';
+import type { ForwardOptions, TransformerLM } from '@agent-r1/nn';
 import {
   type Tensor,
   concat,
@@ -32,6 +32,8 @@ export interface SequenceOptions {
    * gradients' sums, and so the bits, of a pass over the whole batch.
    */
   length?: number;
+  /** Residual dropout for a training pass (TransformerLM's `dropout` forward option); default none. */
+  dropout?: ForwardOptions['dropout'];
 }
 
 export interface SequenceOutputs {
@@ -121,7 +123,7 @@ export function sequenceForward(
     const scale = (logits: Tensor) => (temperature === 1 ? logits : logits.div(temperature));
     // Sequences of one token predict nothing: the full pass handles that empty case.
     if (!options.needed || T < 2) {
-      const { logits: raw, values } = model.forward(inputs, { lengths, tokens });
+      const { logits: raw, values } = model.forward(inputs, { lengths, tokens, dropout: options.dropout });
       const logits = scale(raw);
       const lp = gatherLogprobs(logits, ids.narrow(1, 1, T - 1).contiguous());
       const entropy = options.entropy ? concat([first(lp), tokenEntropy(logits)], 1) : null;
@@ -132,7 +134,12 @@ export function sequenceForward(
       };
     }
     const at = neededPositions(batch, rows, options.needed);
-    const { logits: raw, values } = model.forward(inputs, { lengths, positions: at.positions, tokens });
+    const { logits: raw, values } = model.forward(inputs, {
+      lengths,
+      positions: at.positions,
+      tokens,
+      dropout: options.dropout,
+    });
     const logits = scale(raw);
     const dtype = logits.dtype;
     const column = tensor(at.column, { shape: [n, at.Q], device });

@@ -9,7 +9,7 @@ import { tidy } from '@agent-r1/tensor';
 import { buildBatch, rowsToTensor } from '../algorithms/batch.js';
 import type { Trajectory } from '../mdp/trajectory.js';
 import { readScalars } from './read-scalars.js';
-import { sequenceForward } from './sequence.js';
+import { type SequenceOptions, sequenceForward } from './sequence.js';
 
 export interface SftOptions {
   microBatchSize: number;
@@ -29,6 +29,8 @@ export interface SftOptions {
    * episode's 60–100 action tokens, and the choice a small policy gets wrong from the question's wording.
    */
   decisionWeight?: number;
+  /** Residual dropout in the step's passes (TransformerLM's `dropout` forward option); default none. */
+  dropout?: SequenceOptions['dropout'];
 }
 
 export interface SftStepResult {
@@ -106,6 +108,7 @@ export async function sftStep(
       const { logprobs } = sequenceForward(policy, batch, rows, {
         ...(context ? {} : { needed: batch.actionMask }),
         length: batch.length,
+        dropout: options.dropout,
       });
       const nll = logprobs.neg();
       const { dtype, device } = policy.config;

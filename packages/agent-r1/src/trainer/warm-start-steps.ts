@@ -188,8 +188,22 @@ export async function warmStartStep(
     contextWeight: sft.contextWeight,
     answerWeight: sft.answerWeight,
     decisionWeight: sft.decisionWeight,
+    dropout: sft.dropout > 0 ? { p: sft.dropout, generator: dropoutGenerator(config.seed, step) } : undefined,
     lr,
   });
   optimizers.average?.update();
   return { ...result, lr };
+}
+
+/** Counters a step's dropout masks may use: far more than any batch's activations. */
+const DROPOUT_COUNTERS_PER_STEP = 2 ** 32;
+
+/**
+ * The generator of step `step`'s dropout masks: one stream (seed + 5), each step from its own block of
+ * counters, so that a resumed stage draws the masks it would have drawn without saving a generator.
+ */
+function dropoutGenerator(seed: number, step: number): Generator {
+  const generator = new Generator(seed + 5);
+  generator.take((step - 1) * DROPOUT_COUNTERS_PER_STEP);
+  return generator;
 }

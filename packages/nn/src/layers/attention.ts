@@ -32,6 +32,8 @@ export interface AttentionContext {
   mask: Tensor | null;
   /** With a cache: the layer index and the number of new positions per row. */
   cache: { kv: KVCache; layer: number; added: readonly number[]; keys: number } | null;
+  /** Residual dropout: applied to each sub-layer's output before it is added (training passes only). */
+  drop?: (x: Tensor) => Tensor;
 }
 
 /** Causal multi-head self-attention with rotary positions and grouped-query heads. */

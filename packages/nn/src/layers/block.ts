@@ -43,9 +43,10 @@ export class DecoderBlock extends Module {
   }
 
   forward(x: Tensor, ctx: AttentionContext): Tensor {
+    const drop = ctx.drop ?? ((t: Tensor) => t);
     return tidy(() => {
-      const h = x.add(this.attn.forward(this.attnNorm.forward(x), ctx));
-      return h.add(this.mlp.forward(this.mlpNorm.forward(h)));
+      const h = x.add(drop(this.attn.forward(this.attnNorm.forward(x), ctx)));
+      return h.add(drop(this.mlp.forward(this.mlpNorm.forward(h))));
     });
   }
 }

@@ -7,6 +7,7 @@
 import {
   Generator,
   type Tensor,
+  dropout,
   gather,
   getBackend,
   matmul,
@@ -171,6 +172,12 @@ export interface ForwardOptions {
    * wait for the device: callers that built `ids` from host rows should pass them.
    */
   tokens?: readonly ArrayLike<number>[];
+  /**
+   * Residual dropout for a training pass: the embeddings and each block's attention and MLP outputs lose
+   * elements with probability `p` (the rest scaled by 1/(1 − p)), drawn from `generator`. Without it a pass
+   * has no dropout, whatever the module's training flag: generation and scoring stay deterministic.
+   */
+  dropout?: { p: number; generator: Generator };
 }
 
 export interface ForwardResult {
@@ -302,13 +309,16 @@ export class TransformerLM extends Module {
       // Without a cache, rows are right-padded: causal attention alone keeps every real token from seeing
       // padding (its keys all come before it), so no mask is built, and fused kernels take their fast path.
       const mask = cache ? keepMask(starts, lengths, T, keys, ids.device) : null;
+      const drop = dropoutOf(options.dropout);
       let h = this.embed.forward(ids);
+      if (drop) h = drop(h);
       this.blocks.forEach((block, layer) => {
         const ctx: AttentionContext = {
           cos,
           sin,
           mask,
           cache: cache ? { kv: cache, layer, added: lengths, keys } : null,
+          drop,
         };
         h = block.forward(h, ctx);
       });
@@ -485,4 +495,12 @@ function keepMask(
     }
   }
   return tensor(data, { shape: [B, 1, Q, S], dtype: 'bool', device });
+}
+
+/** The residual dropout of a forward pass's options, or undefined for none. */
+function dropoutOf(options: ForwardOptions['dropout']): ((x: Tensor) => Tensor) | undefined {
+  if (!options || options.p === 0) return undefined;
+  if (!(options.p > 0 && options.p < 1))
+    throw new Error(`TransformerLM.forward: dropout.p must be in [0, 1), got ${options.p}`);
+  return (x) => dropout(x, options.p, { generator: options.generator });
 }
