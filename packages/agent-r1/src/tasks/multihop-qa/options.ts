@@ -48,7 +48,7 @@ export const MultihopOptionsSchema = section('Options of the multi-hop QA task.'
   ),
   searchTitleBoost: num(
     1,
-    "The search index's weight of a match in a document's title against one in its text: at 2, 'Peru geography' ranks the page titled 'Peru (geography)' first, above pages that name Peru more often, so that its area is in the first lines the policy reads rather than cut off.",
+    "The search index's weight of a match in a document's title against one in its text: at 2, 'Suriname geography' ranks the page titled 'Suriname (geography)' first, above 'Suriname' and 'Suriname River', which name Suriname more often, so that its area is among the first lines the policy reads rather than cut off.",
     { min: 0 },
   ),
   questions: str(
