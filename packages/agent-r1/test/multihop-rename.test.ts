@@ -2,7 +2,13 @@ import { Generator } from '@agent-r1/tensor';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { QaExample } from '../src/tasks/multihop-qa/data/types.js';
-import { entityRenamer, madeUpName, renamePool } from '../src/tasks/multihop-qa/rename.js';
+import {
+  entityRenamer,
+  madeUpName,
+  namePieces,
+  renamePool,
+  titleWords,
+} from '../src/tasks/multihop-qa/rename.js';
 
 const example: QaExample = {
   id: 'place_capital-1',
@@ -177,5 +183,36 @@ describe('renamePool and madeUpName', () => {
       expect(renaming.restore(renamed)).toBe(texts[0]);
     }
     expect(periodEnded).toBeGreaterThan(0);
+  });
+
+  it("glues the share of made-up words it is given from a vocabulary's pieces, never a start alone", () => {
+    const vocabulary = [' Vietnam', ' war', 'ietnam', 'ota', ' 1', 'x', '<search>', ' Ab', 'Cd'];
+    const codec = { decode: (ids: ArrayLike<number>) => Array.from(ids, (i) => vocabulary[i]).join('') };
+    const pieces = namePieces(codec, vocabulary.length);
+    expect(pieces).toEqual({ starts: ['Vietnam', 'war', 'Ab'], continuations: ['ietnam', 'ota'] });
+    const g = new Generator(3);
+    const glued = /^(Vietnam|War|Ab)(ietnam|ota)$/;
+    const names = Array.from({ length: 400 }, () => madeUpName(g, { ...pieces, share: 0.5 }));
+    const words = names.flatMap((n) => n.split(/[ .'-]+/).filter((w) => w.length > 2 && w !== 'and'));
+    const fromVocabulary = words.filter((w) => glued.test(w)).length;
+    expect(fromVocabulary / words.length).toBeGreaterThan(0.35);
+    expect(fromVocabulary / words.length).toBeLessThan(0.65);
+    expect(words.some((w) => w === 'Vietnam' || w === 'War')).toBe(false);
+    // A glued word that is a real name (`Abota`, here) is never made up.
+    const avoid = titleWords([{ title: 'Abota (capital)' }]);
+    expect(avoid).toEqual(new Set(['abota', 'capital']));
+    const h = new Generator(3);
+    const guarded = Array.from({ length: 400 }, () => madeUpName(h, { ...pieces, avoid, share: 0.5 }));
+    expect(names.some((n) => n.includes('Abota'))).toBe(true);
+    expect(guarded.some((n) => n.includes('Abota'))).toBe(false);
+  });
+
+  it('draws as before where no share is given, so that a run without the option renames as it did', () => {
+    const pieces = { starts: ['Vietnam'], continuations: ['ota'], share: 0 };
+    for (let seed = 0; seed < 50; seed++) {
+      const without = texts.map(entityRenamer(example, texts, pool, new Generator(seed)).apply);
+      const withNone = texts.map(entityRenamer(example, texts, pool, new Generator(seed), pieces).apply);
+      expect(withNone).toEqual(without);
+    }
   });
 });

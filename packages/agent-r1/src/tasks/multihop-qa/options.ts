@@ -18,6 +18,11 @@ export const MultihopOptionsSchema = section('Options of the multi-hop QA task.'
     "Chance that an episode is played with its entities renamed (consistently in the prompt, the searches and the documents), so that the policy learns to copy names from what it read rather than recall the training set's.",
     (stage) => num(0, `In ${stage}: 0 never, 1 always.`, { min: 0, max: 1 }),
   ),
+  vocabularyNames: num(
+    0,
+    "Share of the renamings' made-up names whose words are glued from the tokenizer's own word pieces ('Vietnam' + 'ota' → 'Vietnamota') rather than from syllables ('Brelouk'): a test name is cut into pieces some of which no training text holds ('itzerland', ' Mississippi'), and a policy has only ever read those as tokens it was never trained on; glued into made-up names, every piece is read as part of a name.",
+    { min: 0, max: 1 },
+  ),
   balanceKinds: perStage(
     "Balance the question kinds (templates): a kind's share of the draws goes as (its count)^(1 - balance); 0 keeps the data's mix, 1 draws every kind equally often.",
     (stage) => num(0, `In ${stage}.`, { min: 0, max: 1 }),

@@ -69,11 +69,59 @@ const SHAPES: ReadonlyArray<(word: () => string, generator: Generator) => string
 ];
 
 /**
- * A made-up name: one word, two words one time in five (`Tralo Mesin`), and one time in four a punctuated
- * shape (`Tralo K.B.`, `St. Mesin's`, `Brelo-de-Kano`; see SHAPES).
+ * The alphabetic pieces of a tokenizer's vocabulary that made-up words can be glued from: those that begin
+ * a word (` Vietnam`, ` war`, kept without the space) and those that go on one (`ietnam`, `ota`).
  */
-export function madeUpName(generator: Generator): string {
-  const word = () => madeUpWord(generator);
+export interface NamePieces {
+  starts: readonly string[];
+  continuations: readonly string[];
+  /** Words never to make up, lowercased: the real names of the corpus (`Cambodia` is ` Camb` + `odia`). */
+  avoid?: ReadonlySet<string>;
+}
+
+/** The name pieces of a vocabulary of `vocabSize` ids, each decoded on its own. */
+export function namePieces(codec: { decode(ids: ArrayLike<number>): string }, vocabSize: number): NamePieces {
+  const starts: string[] = [];
+  const continuations: string[] = [];
+  for (let id = 0; id < vocabSize; id++) {
+    const piece = codec.decode([id]);
+    if (/^ [A-Za-z]{2,}$/.test(piece)) starts.push(piece.slice(1));
+    else if (/^[a-z]{2,}$/.test(piece)) continuations.push(piece);
+  }
+  return { starts, continuations };
+}
+
+/** The words of a corpus's titles, lowercased (`Suriname (geography)` → `suriname`, `geography`). */
+export function titleWords(corpus: readonly { title: string }[]): Set<string> {
+  return new Set(corpus.flatMap((doc) => doc.title.toLowerCase().match(/\p{L}+/gu) ?? []));
+}
+
+/**
+ * A made-up word glued from a vocabulary's pieces, capitalised: a word's start and one piece that goes on
+ * (`Vietnam` + `ota` → `Vietnamota`), at most 14 letters, never a word of `pieces.avoid`. So no real name
+ * is made up, but every piece a real name is cut into is read, as part of a name, somewhere in training.
+ */
+function vocabularyWord(pieces: NamePieces, generator: Generator): string {
+  const unfit = (w: string) => w === '' || w.length > 14 || (pieces.avoid?.has(w.toLowerCase()) ?? false);
+  let word = '';
+  for (let attempt = 0; attempt < 20 && unfit(word); attempt++)
+    word = pick(pieces.starts, generator) + pick(pieces.continuations, generator);
+  return unfit(word) ? madeUpWord(generator) : word[0].toUpperCase() + word.slice(1);
+}
+
+/**
+ * A made-up name: one word, two words one time in five (`Tralo Mesin`), and one time in four a punctuated
+ * shape (`Tralo K.B.`, `St. Mesin's`, `Brelo-de-Kano`; see SHAPES). Its words are syllables (`Brelouk`), or
+ * with `pieces`, the share `pieces.share` of names glue theirs from a vocabulary's pieces (`vocabularyWord`).
+ */
+export function madeUpName(generator: Generator, pieces?: NamePieces & { share: number }): string {
+  const fromVocabulary =
+    pieces !== undefined &&
+    pieces.share > 0 &&
+    pieces.starts.length > 0 &&
+    pieces.continuations.length > 0 &&
+    generator.random() < pieces.share;
+  const word = () => (fromVocabulary ? vocabularyWord(pieces, generator) : madeUpWord(generator));
   if (generator.random() < 0.25) return pick(SHAPES, generator)(word, generator);
   const first = word();
   return generator.random() < 0.2 ? `${first} ${word()}` : first;
@@ -189,16 +237,17 @@ function refigure(example: QaExample, all: string, generator: Generator): Map<st
 /**
  * A renaming of one episode's names (found in `texts`: its prompt, actions and observations) by others, the
  * same one wherever it occurs (longer names first, so `Trondheim Fjord` is one name, not `Trondheim` +
- * `Fjord`): half of the time a name from `pool`, otherwise a made-up one (a made-up code for a currency
- * code), never a name the texts mention; the two figures of a comparison are redrawn in the same order
- * (see `refigure`). `restore` maps the new names back, so that a search or an answer
- * written in the renamed world can be run and scored in the real one.
+ * `Fjord`): half of the time a name from `pool`, otherwise a made-up one (`madeUpName`, with `pieces`
+ * where given; a made-up code for a currency code), never a name the texts mention; the two figures of a
+ * comparison are redrawn in the same order (see `refigure`). `restore` maps the new names back, so that a
+ * search or an answer written in the renamed world can be run and scored in the real one.
  */
 export function entityRenamer(
   example: QaExample,
   texts: readonly string[],
   pool: readonly string[],
   generator: Generator,
+  pieces?: NamePieces & { share: number },
 ): EntityRenaming {
   const candidates = new Set(entityNames([example]));
   for (const text of texts)
@@ -214,7 +263,8 @@ export function entityRenamer(
     for (let attempt = 0; attempt < 20 && (other === '' || taken.has(other.toLowerCase())); attempt++) {
       if (/^[A-Z]{2,4}$/.test(name)) other = madeUpCode(name.length, generator);
       else
-        other = pool.length > 0 && generator.random() < 0.5 ? pick(pool, generator) : madeUpName(generator);
+        other =
+          pool.length > 0 && generator.random() < 0.5 ? pick(pool, generator) : madeUpName(generator, pieces);
     }
     taken.add(other.toLowerCase());
     replacement.set(name, other);

@@ -36,7 +36,7 @@ import {
   tagStyle,
   tagVocabulary,
 } from './env.js';
-import { entityRenamer, renamePool } from './rename.js';
+import { entityRenamer, namePieces, renamePool, titleWords } from './rename.js';
 import { scriptedSearcher } from './scripted.js';
 import { isSwappedComparison, multihopGroups, swappedTwins, withSwappedComparisons } from './swapped.js';
 import { DEFAULT_SEARCH_INDEX_OPTIONS, SearchIndex } from './search/index.js';
@@ -252,6 +252,14 @@ export async function multihopQaTask(
     : tagVocabulary(await multihopTokenizer(r, styleOptions), envOptions);
   const { train, validation } = r.dataset.questions;
   const namePool = renamePool(train);
+  const pieces =
+    own.vocabularyNames > 0
+      ? {
+          ...namePieces(vocabulary.codec, vocabulary.vocabSize),
+          avoid: titleWords(r.dataset.corpus),
+          share: own.vocabularyNames,
+        }
+      : undefined;
   const limited = options.trainLimit === undefined ? train : train.slice(0, options.trainLimit);
   const trainSplit = own.swappedComparisons ? withSwappedComparisons(limited) : limited;
   const kindOf = (ex: QaExample) => ex.kind;
@@ -306,6 +314,6 @@ export async function multihopQaTask(
     // the paper's models), test places included, as it is in the documents the tool returns.
     pretrainTexts: () => r.dataset.corpus.map((d) => `${d.title}: ${d.contents}`),
     scripted: (ex) => scriptedSearcher(ex, r.docs, style),
-    renameEntities: (ex, texts, generator) => entityRenamer(ex, texts, namePool, generator),
+    renameEntities: (ex, texts, generator) => entityRenamer(ex, texts, namePool, generator, pieces),
   };
 }
