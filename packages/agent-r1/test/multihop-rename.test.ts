@@ -3,11 +3,12 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { QaExample } from '../src/tasks/multihop-qa/data/types.js';
 import {
+  corpusNamePieces,
+  corpusWords,
   entityRenamer,
   madeUpName,
   namePieces,
   renamePool,
-  titleWords,
 } from '../src/tasks/multihop-qa/rename.js';
 
 const example: QaExample = {
@@ -199,12 +200,58 @@ describe('renamePool and madeUpName', () => {
     expect(fromVocabulary / words.length).toBeLessThan(0.65);
     expect(words.some((w) => w === 'Vietnam' || w === 'War')).toBe(false);
     // A glued word that is a real name (`Abota`, here) is never made up.
-    const avoid = titleWords([{ title: 'Abota (capital)' }]);
-    expect(avoid).toEqual(new Set(['abota', 'capital']));
+    const avoid = corpusWords([{ title: 'Abota (capital)', contents: 'Abota is a city.' }]);
+    expect(avoid).toEqual(new Set(['abota', 'capital', 'is', 'a', 'city']));
     const h = new Generator(3);
     const guarded = Array.from({ length: 400 }, () => madeUpName(h, { ...pieces, avoid, share: 0.5 }));
     expect(names.some((n) => n.includes('Abota'))).toBe(true);
     expect(guarded.some((n) => n.includes('Abota'))).toBe(false);
+  });
+
+  it("never glues onto one of the corpus's whole words, as written or as the tokenizer reads it", () => {
+    const vocabulary = [
+      ' Vietnam',
+      ' Viet',
+      ' War',
+      'ietnam',
+      'ota',
+      'ship',
+      'namota',
+      ' ',
+      'V',
+      'i',
+      'e',
+      't',
+    ];
+    // Greedy longest match, as a BPE tokenizer reads ` Vietnamota`: ` Vietnam` + `ota`.
+    const encode = (text: string) => {
+      const ids: number[] = [];
+      for (let at = 0; at < text.length; ) {
+        const id = vocabulary
+          .map((piece, i) => ({ piece, i }))
+          .filter(({ piece }) => text.startsWith(piece, at))
+          .sort((a, b) => b.piece.length - a.piece.length)[0].i;
+        ids.push(id);
+        at += vocabulary[id].length;
+      }
+      return ids;
+    };
+    const codec = {
+      encode,
+      decode: (ids: ArrayLike<number>) => Array.from(ids, (i) => vocabulary[i]).join(''),
+    };
+    const corpus = [
+      { title: 'Vietnam', contents: 'Vietnam lies on the South China Sea; the war ended in 1975.' },
+    ];
+    const pieces = corpusNamePieces(codec, vocabulary.length, corpus);
+    expect(pieces.starts).toEqual(['Viet']);
+    const g = new Generator(5);
+    const words = Array.from({ length: 300 }, () => madeUpName(g, { ...pieces, share: 1 })).flatMap((n) =>
+      n.split(/[ .'-]+/),
+    );
+    expect(words.some((w) => /^Viet(ota|ship)$/.test(w))).toBe(true);
+    // `Viet` + `namota` is read ` Vietnam` + `ota`: the whole word going on, so never made up.
+    expect(words.some((w) => /^(Vietnam|War)./.test(w))).toBe(false);
   });
 
   it('draws as before where no share is given, so that a run without the option renames as it did', () => {

@@ -20,7 +20,7 @@ export const MultihopOptionsSchema = section('Options of the multi-hop QA task.'
   ),
   vocabularyNames: num(
     0,
-    "Share of the renamings' made-up names whose words are glued from the tokenizer's own word pieces ('Vietnam' + 'ota' → 'Vietnamota') rather than from syllables ('Brelouk'): a test name is cut into pieces some of which no training text holds ('itzerland', ' Mississippi'), and a policy has only ever read those as tokens it was never trained on; glued into made-up names, every piece is read as part of a name.",
+    "Share of the renamings' made-up names whose words are glued from the tokenizer's own word pieces (' Camb' + 'ota' → 'Cambota') rather than from syllables ('Brelouk'): a test name is cut into pieces some of which no training text holds ('itzerland', ' Camb'), and a policy has only ever read those as tokens it was never trained on; glued into made-up names, every such part of a word is read as part of a name. A piece that is a whole word of the corpus (' Iran') is never glued on: read only as the start of made-up words, it would teach that the word goes on ('Iranada').",
     { min: 0, max: 1 },
   ),
   balanceKinds: perStage(

@@ -70,13 +70,15 @@ const SHAPES: ReadonlyArray<(word: () => string, generator: Generator) => string
 
 /**
  * The alphabetic pieces of a tokenizer's vocabulary that made-up words can be glued from: those that begin
- * a word (` Vietnam`, ` war`, kept without the space) and those that go on one (`ietnam`, `ota`).
+ * a word (` Camb`, ` Iran`, kept without the space) and those that go on one (`odia`, `ota`).
  */
 export interface NamePieces {
   starts: readonly string[];
   continuations: readonly string[];
-  /** Words never to make up, lowercased: the real names of the corpus (`Cambodia` is ` Camb` + `odia`). */
+  /** Words never to make up, lowercased: the real words of the corpus (`Cambodia` is ` Camb` + `odia`). */
   avoid?: ReadonlySet<string>;
+  /** Whether a glued word may be made up, beyond `avoid` (corpusNamePieces: how the tokenizer reads it). */
+  fits?: (word: string) => boolean;
 }
 
 /** The name pieces of a vocabulary of `vocabSize` ids, each decoded on its own. */
@@ -91,22 +93,52 @@ export function namePieces(codec: { decode(ids: ArrayLike<number>): string }, vo
   return { starts, continuations };
 }
 
-/** The words of a corpus's titles, lowercased (`Suriname (geography)` → `suriname`, `geography`). */
-export function titleWords(corpus: readonly { title: string }[]): Set<string> {
-  return new Set(corpus.flatMap((doc) => doc.title.toLowerCase().match(/\p{L}+/gu) ?? []));
+/** The words of a corpus, titles and contents, lowercased (`Suriname (geography)` → `suriname`, `geography`). */
+export function corpusWords(corpus: readonly { title: string; contents: string }[]): Set<string> {
+  return new Set(
+    corpus.flatMap((doc) => `${doc.title} ${doc.contents}`.toLowerCase().match(/\p{L}+/gu) ?? []),
+  );
+}
+
+/**
+ * The pieces of a vocabulary that made-up names may be glued from, for a corpus: no word of the corpus is
+ * made up, and no made-up word is read as one of its whole words going on. A start such as ` Iran`, read
+ * in training only as the start of made-up words (`Iranada`), taught the policy that the word goes on: it
+ * searched `Iranada capital` for every question about Iran. So the starts that are whole words go, and a
+ * word the tokenizer reads as one anyway (` Ir` + `ant` is read ` Iran` + `t`) is not made up.
+ */
+export function corpusNamePieces(
+  codec: { encode(text: string): ArrayLike<number>; decode(ids: ArrayLike<number>): string },
+  vocabSize: number,
+  corpus: readonly { title: string; contents: string }[],
+): NamePieces {
+  const { starts, continuations } = namePieces(codec, vocabSize);
+  const avoid = corpusWords(corpus);
+  const fits = (word: string) => {
+    const first = codec
+      .decode([codec.encode(` ${word}`)[0]])
+      .trim()
+      .toLowerCase();
+    return first.length < 3 || !avoid.has(first);
+  };
+  return { starts: starts.filter((s) => !avoid.has(s.toLowerCase())), continuations, avoid, fits };
 }
 
 /**
  * A made-up word glued from a vocabulary's pieces, capitalised: a word's start and one piece that goes on
- * (`Vietnam` + `ota` → `Vietnamota`), at most 14 letters, never a word of `pieces.avoid`. So no real name
- * is made up, but every piece a real name is cut into is read, as part of a name, somewhere in training.
+ * (`Camb` + `ota` → `Cambota`), at most 14 letters, never a word of `pieces.avoid`. So no real name is
+ * made up, but the pieces real names are cut into are read, as parts of names, somewhere in training.
  */
 function vocabularyWord(pieces: NamePieces, generator: Generator): string {
-  const unfit = (w: string) => w === '' || w.length > 14 || (pieces.avoid?.has(w.toLowerCase()) ?? false);
+  const unfit = (w: string) =>
+    w === '' || w.length > 14 || (pieces.avoid?.has(w.toLowerCase()) ?? false) || !(pieces.fits?.(w) ?? true);
+  const glue = () => {
+    const word = pick(pieces.starts, generator) + pick(pieces.continuations, generator);
+    return word[0].toUpperCase() + word.slice(1);
+  };
   let word = '';
-  for (let attempt = 0; attempt < 20 && unfit(word); attempt++)
-    word = pick(pieces.starts, generator) + pick(pieces.continuations, generator);
-  return unfit(word) ? madeUpWord(generator) : word[0].toUpperCase() + word.slice(1);
+  for (let attempt = 0; attempt < 20 && unfit(word); attempt++) word = glue();
+  return unfit(word) ? madeUpWord(generator) : word;
 }
 
 /**

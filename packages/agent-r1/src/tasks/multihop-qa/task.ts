@@ -36,7 +36,7 @@ import {
   tagStyle,
   tagVocabulary,
 } from './env.js';
-import { entityRenamer, namePieces, renamePool, titleWords } from './rename.js';
+import { corpusNamePieces, entityRenamer, renamePool } from './rename.js';
 import { scriptedSearcher } from './scripted.js';
 import { isSwappedComparison, multihopGroups, swappedTwins, withSwappedComparisons } from './swapped.js';
 import { DEFAULT_SEARCH_INDEX_OPTIONS, SearchIndex } from './search/index.js';
@@ -255,8 +255,7 @@ export async function multihopQaTask(
   const pieces =
     own.vocabularyNames > 0
       ? {
-          ...namePieces(vocabulary.codec, vocabulary.vocabSize),
-          avoid: titleWords(r.dataset.corpus),
+          ...corpusNamePieces(vocabulary.codec, vocabulary.vocabSize, r.dataset.corpus),
           share: own.vocabularyNames,
         }
       : undefined;
