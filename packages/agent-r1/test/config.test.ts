@@ -310,7 +310,7 @@ describe("a task's own options (taskOptions)", () => {
     expect(c.taskOptions).toEqual({
       rlHops: '2,3',
       renameEntities: { warmStart: 0.9, rl: 0.9 },
-      vocabularyNames: 0,
+      vocabularyNames: 1,
       balanceKinds: { warmStart: 0.5, rl: 0.5 },
       kindBoost: { warmStart: 'compare_area=2', rl: '' },
       swappedComparisons: false,
