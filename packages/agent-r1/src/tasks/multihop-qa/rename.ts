@@ -104,7 +104,7 @@ export function corpusWords(corpus: readonly { title: string; contents: string }
  * The pieces of a vocabulary that made-up names may be glued from, for a corpus: no word of the corpus is
  * made up, and no made-up word is read as one of its whole words going on. A start such as ` Iran`, read
  * in training only as the start of made-up words (`Iranada`), taught the policy that the word goes on: it
- * searched `Iranada capital` for every question about Iran. So the starts that are whole words go, and a
+ * searched `Iranada capital` for questions about Iran. So the starts that are whole words go, and a
  * word the tokenizer reads as one anyway (` Ir` + `ant` is read ` Iran` + `t`) is not made up.
  */
 export function corpusNamePieces(
