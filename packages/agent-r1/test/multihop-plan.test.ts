@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runTextEpisode } from '../src/mdp/text-episode.js';
 import type { QaExample } from '../src/tasks/multihop-qa/data/types.js';
+import type { CompareOptions } from '../src/tasks/multihop-qa/env.js';
 import { loadMultihopResources, multihopQaTask } from '../src/tasks/multihop-qa/index.js';
 import { hopTargets, planBefore } from '../src/tasks/multihop-qa/plan.js';
 import type { AgentTask } from '../src/tasks/task.js';
@@ -37,6 +38,45 @@ describe('the plan of a question', () => {
     ]);
     expect(planBefore({ kind: 'user', question: 'Who wrote Hamlet?' }, 0)).toBeUndefined();
   });
+
+  it('ends with the compare call where the question is compared with the tool', () => {
+    const area = {
+      kind: 'compare_area',
+      question: 'Which country has the larger area, Peru or Chad?',
+    } as const;
+    const landlocked = {
+      kind: 'compare_landlocked',
+      question: 'Which of these two countries is landlocked, Peru or Chad?',
+    } as const;
+    const plans = (q: typeof area | typeof landlocked, tools: CompareOptions) =>
+      [0, 1, 2, 3].map((called) => planBefore(q, called, tools));
+    expect(plans(area, { compareTool: true })).toEqual([
+      'area area compare',
+      'area compare',
+      'compare',
+      undefined,
+    ]);
+    expect(plans(area, {})).toEqual(['area area', 'area', undefined, undefined]);
+    // Landlocked comparisons call the tool only where it compares statements.
+    expect(plans(landlocked, { compareTool: true })).toEqual([
+      'landlocked landlocked',
+      'landlocked',
+      undefined,
+      undefined,
+    ]);
+    expect(plans(landlocked, { compareTool: true, compareStatements: true })).toEqual([
+      'landlocked landlocked compare',
+      'landlocked compare',
+      'compare',
+      undefined,
+    ]);
+    // A chain has nothing to compare, whatever the tools.
+    const chain = {
+      kind: 'capital_currency',
+      question: 'What currency is used in the country whose capital is Lima?',
+    } as const;
+    expect(planBefore(chain, 1, { compareTool: true, compareStatements: true })).toBe('currency');
+  });
 });
 
 describe('multihop-qa with taskOptions.plan', () => {
@@ -61,7 +101,8 @@ describe('multihop-qa with taskOptions.plan', () => {
     }
   });
 
-  it('the scripted searcher thinks its plan before each search, and answers as it does without', async () => {
+  it('the scripted searcher thinks its plan before each tool call, and answers as it does without', async () => {
+    let compareCalls = 0;
     for (const q of planned.test!) {
       const [withPlan, without] = await Promise.all([
         runTextEpisode(planned.makeEnv(), q, planned.scripted!(q, 0)),
@@ -70,17 +111,22 @@ describe('multihop-qa with taskOptions.plan', () => {
       // The environment reads the tags only: the same calls, the same answer.
       expect(withPlan.toolCalls, q.question).toEqual(without.toolCalls);
       expect(withPlan.info.em, q.question).toBe(without.info.em);
-      let searched = 0;
+      let called = 0;
       withPlan.actions.forEach((action, turn) => {
-        if (!without.actions[turn].startsWith('<search>')) {
-          // The answer and a compare call think nothing.
-          expect(action).toBe(without.actions[turn]);
+        const plain = without.actions[turn];
+        if (plain.startsWith('<answer>')) {
+          // The answer thinks nothing.
+          expect(action).toBe(plain);
           return;
         }
-        expect(action).toBe(`<think> ${planBefore(q, searched)}</think>${without.actions[turn]}`);
-        searched++;
+        if (plain.startsWith('<compare>')) {
+          compareCalls++;
+          expect(action).toBe(`<think> compare</think>${plain}`);
+        } else expect(action).toBe(`<think> ${planBefore(q, called, options)}</think>${plain}`);
+        called++;
       });
     }
+    expect(compareCalls).toBeGreaterThan(0);
   });
 
   it('a chain plans its three searches, then answers', async () => {

@@ -34,7 +34,7 @@ export const MULTIHOP_SPECIAL_TOKENS = [
 /** The `compare` tool's tags and its verdict's marker, special tokens of the tokenizer when the tool is on. */
 export const COMPARE_SPECIAL_TOKENS = ['<compare>', '</compare>', LARGEST] as const;
 
-/** The tags of the plan a policy writes before each search (`taskOptions.plan`). */
+/** The tags of the plan a policy writes before each tool call (`taskOptions.plan`). */
 export const THINK_SPECIAL_TOKENS = ['<think>', '</think>'] as const;
 
 /** Which comparisons the compare tool serves: area figures, and (`compareStatements`) what the pages state. */
@@ -55,8 +55,9 @@ export interface CompareOptions {
 /** How the episodes a policy learns from are written: its tools, and whether it plans (./plan.ts). */
 export interface StyleOptions extends CompareOptions {
   /**
-   * The scripted demonstrations think a plan before each search (`<think> country capital</think>`:
-   * what the searches still to come are to find), and the think tags are special tokens; default false.
+   * The scripted demonstrations think a plan before each tool call (`<think> country capital</think>`:
+   * what the searches still to come are to find, then `compare` where they call that tool), and the think
+   * tags are special tokens; default false.
    */
   plan?: boolean;
 }
@@ -135,7 +136,7 @@ export interface MultihopStyle {
   compare?(values: string): string;
   /** Whether the scripted searcher also compares what the pages state (`X is [not] landlocked`) with it. */
   compareStatements?: boolean;
-  /** The plan written before a search, where the scripted searcher plans (`StyleOptions.plan`). */
+  /** The plan written before a tool call, where the scripted searcher plans (`StyleOptions.plan`). */
   think?(plan: string): string;
   /** How many compare calls a text of actions and observations holds. */
   comparesIn(text: string): number;

@@ -1,18 +1,26 @@
 /**
- * The plan a scripted demonstration thinks before each search (`taskOptions.plan`): what each search of a
- * question's chain is to find, in the question's own words, of which the searches still to come are
- * written (`<think> region country capital</think><search> city Calgary</search>`, then `country capital`,
- * then `capital`).
+ * The plan a scripted demonstration thinks before each tool call (`taskOptions.plan`): what each search of a
+ * question's chain is to find, in the question's own words, then `compare` where the episode compares with
+ * the tool, of which the calls still to come are written (`<think> region country capital</think><search>
+ * city Calgary</search>`, then `country capital`, then `capital`; an area comparison `area area compare`,
+ * `area compare`, then `<think> compare</think><compare> …`).
  *
  * Why: a chain's last search depends on the question's first words (`What is the capital…`), some 300
  * tokens back by then, and a small policy lost them there (it searched `Canada currency` for a capital, or
- * answered the country it had just read). Written before each search, the goal is a few tokens back, and
- * each plan is the previous one less its first word: a copy, which the copy head makes easy. The answer
- * and a compare call think nothing: a plan before the answer stood between it and the document or verdict
- * it copies, and the policy copied worse (docs/history.md). The policy writes the plan itself; the
- * environment ignores text outside the tags.
+ * answered the country it had just read). Written before each call, the goal is a few tokens back, and
+ * each plan is the previous one less its first word: a copy, which the copy head makes easy. The compare
+ * call is planned too: after a second result a 2-hop chain answers and an area comparison compares, and
+ * without it in the plan that choice hung on the question's first words again (RL shifted it towards the
+ * chains' answer, docs/history.md); with it, the rule is one: a plan of one word left means the answer
+ * comes next. The answer thinks nothing: a plan before it stood between it and the document or verdict it
+ * copies, and the policy copied worse. The policy writes the plan itself; the environment ignores text
+ * outside the tags.
  */
 import type { QaExample } from './data/types.js';
+import type { CompareOptions } from './env.js';
+
+/** The compare call's word in a plan: the tool's name. */
+export const COMPARE_STEP = 'compare';
 
 /** What the search of each hop finds, in the question's words; undefined for a kind it does not know. */
 export function hopTargets(example: Pick<QaExample, 'kind' | 'question'>): string[] | undefined {
@@ -52,13 +60,27 @@ export function hopTargets(example: Pick<QaExample, 'kind' | 'question'>): strin
 }
 
 /**
- * The plan before a search, once `searched` searches are done: the targets of the searches still to come;
- * undefined when none is left or the kind has no targets.
+ * Whether the scripted searcher calls the compare tool in a question of this kind: an area comparison where
+ * the episode has the tool, a landlocked one where it compares statements too.
+ */
+export function comparesWithTool(kind: QaExample['kind'], tools: CompareOptions): boolean {
+  if (!tools.compareTool) return false;
+  return kind === 'compare_area' || (kind === 'compare_landlocked' && tools.compareStatements === true);
+}
+
+/**
+ * The plan before a tool call, once `called` calls (searches and compare calls) are done: the searches'
+ * targets still to come, then `compare` where the question is compared with the tool; undefined when
+ * nothing is left or the kind has no targets.
  */
 export function planBefore(
   example: Pick<QaExample, 'kind' | 'question'>,
-  searched: number,
+  called: number,
+  tools: CompareOptions = {},
 ): string | undefined {
-  const left = hopTargets(example)?.slice(searched) ?? [];
+  const targets = hopTargets(example);
+  if (targets === undefined) return undefined;
+  const steps = comparesWithTool(example.kind, tools) ? [...targets, COMPARE_STEP] : targets;
+  const left = steps.slice(called);
   return left.length > 0 ? left.join(' ') : undefined;
 }

@@ -145,11 +145,11 @@ function afterPrompt(context: string, prompt: string): string {
  * disambiguating, so its first query should follow from the question alone (measured: docs/history.md).
  * A later hop's place that a document names with its type (`the American state Massachusetts`) is searched
  * the same way.
- * A chain whose next entity never showed up stops early. Where the style plans, each search begins with the
- * plan (`planBefore`). Where the episode has the `compare` tool, an area comparison whose two areas it has
- * read then compares them with it (and, where the style says `compareStatements`, a landlocked comparison
- * its two statements). It then answers the gold answer when every hop's evidence was retrieved, else what
- * the extractive reader finds.
+ * A chain whose next entity never showed up stops early. Where the episode has the `compare` tool, an area
+ * comparison whose two areas it has read then compares them with it (and, where the style says
+ * `compareStatements`, a landlocked comparison its two statements). Where the style plans, each search and
+ * compare call begins with the plan (`planBefore`). It then answers the gold answer when every hop's
+ * evidence was retrieved, else what the extractive reader finds.
  * This is the ceiling of a fixed strategy with this retriever.
  *
  * A space follows each opening tag (`<search> Costa Rica capital</search>`): the tokenizer then cuts the
@@ -178,23 +178,26 @@ export function scriptedSearcher(
     if (named === undefined) return example.question;
     return facet ? `${named} ${facet}` : named;
   };
+  const tools = { compareTool: style.compare !== undefined, compareStatements: style.compareStatements };
   return (context) => {
     const seen = afterPrompt(context, prompt);
     const searched = style.searchesIn(seen);
+    const compared = style.comparesIn(seen);
+    // Where the style plans, each tool call follows the plan of the calls still to come (./plan.ts).
+    const planned = (call: string) => {
+      const plan = style.think ? planBefore(example, searched + compared, tools) : undefined;
+      return (plan !== undefined ? style.think!(plan) : '') + call;
+    };
     if (searched < hops) {
       const q = queryFor(searched, seen);
-      if (q !== undefined) {
-        // Where the style plans, the search follows the plan (./plan.ts).
-        const plan = planBefore(example, searched);
-        return (style.think && plan !== undefined ? style.think(plan) : '') + style.search(q);
-      }
+      if (q !== undefined) return planned(style.search(q));
     }
     const compare =
-      style.compare && style.comparesIn(seen) === 0
+      style.compare && compared === 0
         ? (areaComparison(example.question, seen) ??
           (style.compareStatements ? landlockedComparison(example.question, seen) : undefined))
         : undefined;
-    if (compare !== undefined) return style.compare!(compare);
+    if (compare !== undefined) return planned(style.compare!(compare));
     const evidence = example.evidence ?? [];
     const retrieved = evidence.length > 0 && evidence.every((e) => containsAnswer(seen, [e]));
     const answer = retrieved

@@ -42,7 +42,7 @@ import { isSwappedComparison, multihopGroups, swappedTwins, withSwappedCompariso
 import { DEFAULT_SEARCH_INDEX_OPTIONS, SearchIndex } from './search/index.js';
 
 /** Bump when the tokenizer's training texts or pre-tokeniser change, so a stale cached one is not reused. */
-export const MULTIHOP_TOKENIZER_VERSION = 4;
+export const MULTIHOP_TOKENIZER_VERSION = 5;
 
 export const DEFAULT_MULTIHOP_CACHE_DIR = join('.cache', 'multihop-qa');
 
