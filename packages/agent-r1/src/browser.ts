@@ -38,7 +38,12 @@ export { HermesFormat, type HermesOptions } from './tools/formats/hermes.js';
 export { TagsFormat, type TagMapping, type TagsFormatOptions } from './tools/formats/tags.js';
 export { type RolloutEvent, type RolloutOptions, rollout } from './rollout/engine.js';
 export type { RolloutLimits, RolloutSampling, TextCodec } from './rollout/config.js';
-export { type Evaluation, describeEvaluation, evaluate } from './evaluation/evaluate.js';
+export {
+  type Evaluation,
+  type EvaluationSampling,
+  describeEvaluation,
+  evaluate,
+} from './evaluation/evaluate.js';
 export type {
   AgentTask,
   PretrainedVocabulary,

@@ -188,7 +188,12 @@ export {
   exportPretrainedPolicy,
   pretrainedVocabulary,
 } from './checkpoints/pretrained.js';
-export { type Evaluation, evaluate } from './evaluation/evaluate.js';
+export {
+  type Evaluation,
+  type EvaluationSampling,
+  GREEDY_EVALUATION,
+  evaluate,
+} from './evaluation/evaluate.js';
 export { type EpisodeRecord, episodeRecords, writeEpisodes } from './evaluation/episodes.js';
 export {
   type ActionPart,

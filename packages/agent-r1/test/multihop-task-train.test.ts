@@ -205,6 +205,39 @@ describe('multihop-qa pipeline through the CLI', () => {
     );
   }, 120_000);
 
+  it("eval, sampled: each question's episodes numbered in a row, and the rows their mean", async () => {
+    const out = join(dir, 'sampled-eval');
+    const r = await cli([
+      'eval',
+      '--preset',
+      'multihop',
+      ...TINY,
+      'eval.temperature=1',
+      'eval.samples=3',
+      '--policy',
+      `grpo=${join(dir, 'run', 'checkpoints', 'policy')}`,
+      '--out',
+      out,
+      '--episodes',
+    ]);
+    expect(r.err).toBe('');
+    expect(r.code).toBe(0);
+    expect(r.out).toContain('policies sampled at temperature 1, 3 episodes per example');
+    const episodes = readFileSync(join(out, 'episodes', 'grpo.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line));
+    const questions = new Set(episodes.map((e) => e.index)).size;
+    expect(episodes.map((e) => [e.index, e.sample])).toEqual(
+      Array.from({ length: questions * 3 }, (_, i) => [Math.floor(i / 3), i % 3]),
+    );
+    const rows = rowsOf(join(out, 'results.json'));
+    const all = rows.find((x) => x.method === 'grpo' && x.group === 'all')!;
+    const counted = episodes.filter((e) => !e.example.id.endsWith('~swapped'));
+    expect(all.n).toBe(counted.length);
+    expect(all.scores.em).toBeCloseTo(counted.reduce((sum, e) => sum + e.scores.em, 0) / counted.length, 12);
+  }, 120_000);
+
   it("eval --imitation: each policy's token-by-token imitation of the scripted demonstrations", async () => {
     const r = await cli([
       'eval',

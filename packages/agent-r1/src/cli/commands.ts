@@ -61,8 +61,13 @@ function publish(
   runs: TablePolicyDir[],
 ) {
   const layout = tableLayout(task);
-  ctx.stdout.write(`\n${title}\n\n${formatResultsMatrix(table.rows, layout)}\n\n`);
-  const written = writeResults(out, table.rows, title, layout, table.kinds);
+  const { temperature, samples } = ctx.config.eval;
+  const heading =
+    temperature > 0
+      ? `${title}; policies sampled at temperature ${temperature}, ${samples} episode${samples === 1 ? '' : 's'} per example`
+      : title;
+  ctx.stdout.write(`\n${heading}\n\n${formatResultsMatrix(table.rows, layout)}\n\n`);
+  const written = writeResults(out, table.rows, heading, layout, table.kinds);
   const curves = join(out, 'results-curves.svg');
   const plotted = plotRunCurves(curves, runs, task.answerMetrics?.[0]);
   const files = [written.md, written.json, written.kinds, plotted ? curves : undefined];

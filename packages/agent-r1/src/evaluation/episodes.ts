@@ -1,5 +1,5 @@
 /**
- * Each greedy episode of a results table as a JSON line (`agent-r1 eval --episodes`): the example, its
+ * Each episode of a results table as a JSON line (`agent-r1 eval --episodes`): the example, its
  * group, every turn's action and observation as text, the answer and its scores, so that a user can read
  * where a policy goes wrong question by question, as the table only counts it.
  */
@@ -14,6 +14,8 @@ import { exampleGroup } from './results.js';
 export interface EpisodeRecord<E = unknown> {
   /** The example's position among the table's examples. */
   index: number;
+  /** Which of the example's episodes this is: 0 for a greedy table, 0 to `eval.samples` − 1 for a sampled one. */
+  sample: number;
   example: E;
   group: string;
   turns: { action: string; observation: string }[];
@@ -24,16 +26,19 @@ export interface EpisodeRecord<E = unknown> {
   reward: number;
 }
 
-/** The episodes of one policy on `examples` (one greedy trajectory per example, `t.group` its index). */
+/** The episodes of one policy on `examples` (each example's trajectories in a row, `t.group` its index). */
 export function episodeRecords<E>(
   task: AgentTask<E>,
   examples: readonly E[],
   trajectories: readonly Trajectory[],
 ): EpisodeRecord<E>[] {
-  return trajectories.map((t) => {
+  let sample = 0;
+  return trajectories.map((t, i) => {
     const example = examples[t.group];
+    sample = i > 0 && trajectories[i - 1].group === t.group ? sample + 1 : 0;
     return {
       index: t.group,
+      sample,
       example,
       group: String(exampleGroup(task, example)),
       turns: transcript(task as AgentTask<unknown>, t),

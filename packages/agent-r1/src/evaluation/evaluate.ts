@@ -1,6 +1,7 @@
 /**
- * Greedy evaluation: one trajectory per example at temperature 0, summarised as reward, the task's answer
- * metrics (a trajectory that never answered scores 0) and tool use.
+ * Evaluation: each example's episode at temperature 0 (greedy), or `sampling.samples` sampled episodes of
+ * each, summarised as reward, the task's answer metrics (a trajectory that never answered scores 0) and
+ * tool use.
  */
 import type { TransformerLM } from '@agent-r1/nn';
 import { Generator } from '@agent-r1/tensor';
@@ -20,24 +21,51 @@ export interface Evaluation {
   trajectories: Trajectory[];
 }
 
+/** How evaluation decodes: greedily (temperature 0, one episode per example), or sampled. */
+export interface EvaluationSampling {
+  /** 0: greedy. */
+  temperature: number;
+  /** Episodes per example, in order after the example's index (`t.group`); more than 1 only when sampled. */
+  samples: number;
+  /** Seed of the sampling draws. */
+  seed: number;
+}
+
+export const GREEDY_EVALUATION: EvaluationSampling = { temperature: 0, samples: 1, seed: 0 };
+
+/** The results table's sampling from the config's `eval.temperature`, `eval.samples` and `seed`. */
+export const tableSampling = (config: {
+  seed: number;
+  eval: { temperature: number; samples: number };
+}): EvaluationSampling => ({
+  temperature: config.eval.temperature,
+  samples: config.eval.samples,
+  seed: config.seed,
+});
+
 export async function evaluate<Example>(
   policy: TransformerLM,
   task: AgentTask<Example>,
   examples: readonly Example[],
   limits: RolloutLimits,
-  options: { onEvent?: (event: RolloutEvent) => void | Promise<void> } = {},
+  options: { onEvent?: (event: RolloutEvent) => void | Promise<void>; sampling?: EvaluationSampling } = {},
 ): Promise<Evaluation> {
+  const { temperature, samples, seed } = options.sampling ?? GREEDY_EVALUATION;
+  if (temperature === 0 && samples > 1)
+    throw new Error(
+      `evaluate: ${samples} samples per example need a temperature above 0 (greedy ones repeat)`,
+    );
   const trajectories = await rollout({
     policy,
     codec: task.codec,
     makeEnv: () => task.makeEnv(),
     examples,
-    samplesPerExample: 1,
+    samplesPerExample: samples,
     limits,
-    sampling: { temperature: 0, greedy: true },
+    sampling: temperature === 0 ? { temperature: 0, greedy: true } : { temperature },
     stopTokens: task.stopTokens,
     stopStrings: task.stopStrings,
-    generator: new Generator(0),
+    generator: new Generator(seed),
     onEvent: options.onEvent,
   });
   const n = Math.max(trajectories.length, 1);

@@ -22,7 +22,7 @@ export interface KindRow {
 }
 
 /**
- * One row per kind (`task.kindOf`) of a policy's greedy trajectories on `examples` (`t.group` is the
+ * One row per kind (`task.kindOf`) of a policy's trajectories on `examples` (`t.group` is the
  * example's index), kinds in order of first appearance; none where the task has no kinds. Probe copies
  * (the swapped comparisons) count in their kind: every episode of the table is in some row.
  */

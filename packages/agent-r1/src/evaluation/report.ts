@@ -14,7 +14,7 @@ import { initPolicy } from '../checkpoints/init.js';
 import { readMetrics } from '../trainer/metrics-log.js';
 import { buildPolicy } from '../trainer/models.js';
 import { type PlotSeries, writeSvgPlot } from '../trainer/plot.js';
-import { validationKey } from './evaluate.js';
+import { tableSampling, validationKey } from './evaluate.js';
 import { type KindRow, kindRows } from './kinds.js';
 import { type ResultRow, policyRows } from './results.js';
 
@@ -93,7 +93,7 @@ export async function resultsTable<E>(
   config: TrainConfig,
   policies: readonly TablePolicy[],
   examples: readonly E[],
-  /** Hears each policy's greedy trajectories (one per example, in order). */
+  /** Hears each policy's trajectories (`eval.samples` per example, in order of example). */
   onTrajectories?: (method: string, trajectories: readonly Trajectory[]) => void,
 ): Promise<ResultRow[]> {
   const rows: ResultRow[] = task.baselines ? await task.baselines(examples) : [];
@@ -101,7 +101,9 @@ export async function resultsTable<E>(
     const model = 'policy' in p ? p.policy : await loadPolicyFrom(p.dir, config, task);
     try {
       const heard = onTrajectories && ((ts: readonly Trajectory[]) => onTrajectories(p.method, ts));
-      rows.push(...(await policyRows(p.method, model, task, examples, config.rollout, heard)));
+      rows.push(
+        ...(await policyRows(p.method, model, task, examples, config.rollout, heard, tableSampling(config))),
+      );
     } finally {
       if (!('policy' in p)) model.dispose();
     }

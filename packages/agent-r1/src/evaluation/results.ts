@@ -1,7 +1,8 @@
 /**
  * The results table (the paper's): one row per method and group of examples (e.g. hop count, plus 'all'),
  * with the mean of each answer metric the task names (`AgentTask.answerMetrics`). Rows come from a task's
- * model-free baselines and from greedy evaluation of trained policies; the table is printed as markdown
+ * model-free baselines and from evaluation of trained policies (greedy, or sampled: `eval.temperature`,
+ * `eval.samples`); the table is printed as markdown
  * and written as markdown + JSON.
  */
 import { join } from 'node:path';
@@ -10,7 +11,7 @@ import type { Trajectory } from '../mdp/trajectory.js';
 import type { RolloutLimits } from '../rollout/config.js';
 import type { AgentTask, ResultRow } from '../tasks/task.js';
 import { normalizeAnswer } from '../rewards/qa.js';
-import { evaluate } from './evaluate.js';
+import { type EvaluationSampling, GREEDY_EVALUATION, evaluate } from './evaluate.js';
 import { answerScores, infoAnswer } from './info.js';
 import { type KindRow, formatKindTable } from './kinds.js';
 
@@ -94,7 +95,9 @@ export const SAME_ANSWER = 'sameAnswer';
 
 /**
  * Adds SAME_ANSWER to the scores of each example that `task.twinOf` pairs with another of `examples`
- * (e.g. a comparison asked again with its options swapped): whether the two got the same answer.
+ * (e.g. a comparison asked again with its options swapped): whether the two got the same answer. An
+ * example listed several times in a row (its sampled episodes) is compared sample by sample: the k-th
+ * episode of an example with the k-th of its twin.
  */
 export function addTwinAgreement<E>(
   task: Pick<AgentTask<E>, 'twinOf'>,
@@ -103,11 +106,15 @@ export function addTwinAgreement<E>(
   scored: ScoredExample[],
 ): void {
   if (!task.twinOf) return;
-  const index = new Map(examples.map((e, i) => [e, i]));
+  const first = new Map<E, number>();
+  examples.forEach((e, i) => {
+    if (!first.has(e)) first.set(e, i);
+  });
   examples.forEach((example, i) => {
     const twin = task.twinOf!(example);
-    const j = twin === undefined ? undefined : index.get(twin);
-    if (j !== undefined)
+    const start = twin === undefined ? undefined : first.get(twin);
+    const j = start === undefined ? undefined : start + (i - first.get(example)!);
+    if (j !== undefined && examples[j] === twin)
       scored[i].scores[SAME_ANSWER] = normalizeAnswer(answers[i]) === normalizeAnswer(answers[j]) ? 1 : 0;
   });
 }
@@ -117,9 +124,10 @@ export const exampleGroup = <E>(task: AgentTask<E>, example: E): TableGroups =>
   task.groupOf ? task.groupOf(example) : 'all';
 
 /**
- * Greedy evaluation of a policy, scored per example on the task's answer metrics: a trajectory that never
- * answered scores 0. The groups are `task.groupOf(example)` when the task defines it, else 'all' only; an
- * example for which `task.countsInAll` is false is left out of 'all'.
+ * Evaluation of a policy (greedy by default; `sampling` for several sampled episodes of each example),
+ * scored per episode on the task's answer metrics: a trajectory that never answered scores 0. The groups
+ * are `task.groupOf(example)` when the task defines it, else 'all' only; an example for which
+ * `task.countsInAll` is false is left out of 'all'. A row's `n` counts episodes.
  */
 export async function policyRows<E>(
   method: string,
@@ -127,12 +135,13 @@ export async function policyRows<E>(
   task: AgentTask<E>,
   examples: readonly E[],
   limits: RolloutLimits,
-  /** Hears the greedy trajectories the rows are scored from (one per example, in order). */
+  /** Hears the trajectories the rows are scored from (in order of example, `t.group` its index). */
   onTrajectories?: (trajectories: readonly Trajectory[]) => void,
+  sampling: EvaluationSampling = GREEDY_EVALUATION,
 ): Promise<ResultRow[]> {
-  const { trajectories } = await evaluate(policy, task, examples, limits);
+  const { trajectories } = await evaluate(policy, task, examples, limits, { sampling });
   onTrajectories?.(trajectories);
-  // One greedy trajectory per example, in order.
+  // Each example's episodes in a row, examples in order.
   const scored: ScoredExample[] = trajectories.map((t) => ({
     group: exampleGroup(task, examples[t.group]),
     inAll: task.countsInAll?.(examples[t.group]) ?? true,

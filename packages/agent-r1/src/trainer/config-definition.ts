@@ -188,6 +188,16 @@ const EvalSchema = section('Evaluation during and after training.', {
     'Whether an RL run ends with the results table on the test split (where the task has one).',
   ),
   testExamples: int(0, 'Test examples of the results table (0: the whole test split).', { min: 0 }),
+  temperature: num(
+    0,
+    "Sampling temperature of the results table's episodes (the test table after training and `agent-r1 eval`); 0 decodes greedily. The periodic validation stays greedy.",
+    { min: 0 },
+  ),
+  samples: int(
+    1,
+    'Episodes per example in the results table, each figure their mean (pairs of twins compared sample by sample); more than 1 needs eval.temperature above 0, as greedy episodes would repeat.',
+    { min: 1 },
+  ),
 });
 
 const CheckpointSchema = section('Checkpoints.', {

@@ -38,6 +38,8 @@ function checkRelations(c: TrainConfig): void {
       'train.microBatchSize',
       `(${c.train.microBatchSize}) must be <= "train.miniBatchSize" (${c.train.miniBatchSize})`,
     );
+  if (c.eval.samples > 1 && c.eval.temperature === 0)
+    throw rel('eval.samples', `(${c.eval.samples}) needs "eval.temperature" above 0: greedy episodes repeat`);
   traceStepRange(c.log.traceSteps);
 }
 
