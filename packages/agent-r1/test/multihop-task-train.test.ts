@@ -37,6 +37,13 @@ const TINY = [
 
 const rowsOf = (file: string): ResultRow[] => JSON.parse(readFileSync(file, 'utf8'));
 
+/** The episodes `--episodes` wrote for `method` under `out`, one JSON line each. */
+const episodesOf = (out: string, method: string) =>
+  readFileSync(join(out, 'episodes', `${method}.jsonl`), 'utf8')
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line));
+
 describe('multihop-qa pipeline through the CLI', () => {
   it('has a multihop preset on the multihop-qa task', () => {
     const c = resolveConfig({ preset: 'multihop' });
@@ -149,15 +156,12 @@ describe('multihop-qa pipeline through the CLI', () => {
     expect(r.err).toBe('');
     expect(r.code).toBe(0);
     const rows = rowsOf(join(out, 'results.json'));
-    // --episodes: each policy's greedy episodes, one JSON line per question, scored as its row is.
+    // --episodes: each policy's episodes (greedy: one per question), scored as its row is.
     expect(r.out).toContain(
       `episodes: ${join(out, 'episodes', 'sft.jsonl')}, ${join(out, 'episodes', 'grpo.jsonl')}`,
     );
     for (const method of ['sft', 'grpo']) {
-      const episodes = readFileSync(join(out, 'episodes', `${method}.jsonl`), 'utf8')
-        .trim()
-        .split('\n')
-        .map((line) => JSON.parse(line));
+      const episodes = episodesOf(out, method);
       expect(episodes.map((e) => [e.index, e.example.question])).toEqual([
         [0, 'What is the capital of Norway?'],
         [1, 'What currency does Japan use?'],
@@ -223,10 +227,7 @@ describe('multihop-qa pipeline through the CLI', () => {
     expect(r.err).toBe('');
     expect(r.code).toBe(0);
     expect(r.out).toContain('policies sampled at temperature 1, 3 episodes per example');
-    const episodes = readFileSync(join(out, 'episodes', 'grpo.jsonl'), 'utf8')
-      .trim()
-      .split('\n')
-      .map((line) => JSON.parse(line));
+    const episodes = episodesOf(out, 'grpo');
     const questions = new Set(episodes.map((e) => e.index)).size;
     expect(episodes.map((e) => [e.index, e.sample])).toEqual(
       Array.from({ length: questions * 3 }, (_, i) => [Math.floor(i / 3), i % 3]),
