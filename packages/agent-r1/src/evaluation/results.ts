@@ -2,8 +2,7 @@
  * The results table (the paper's): one row per method and group of examples (e.g. hop count, plus 'all'),
  * with the mean of each answer metric the task names (`AgentTask.answerMetrics`). Rows come from a task's
  * model-free baselines and from evaluation of trained policies (greedy, or sampled: `eval.temperature`,
- * `eval.samples`); the table is printed as markdown
- * and written as markdown + JSON.
+ * `eval.samples`); the table is printed as markdown and written as markdown + JSON.
  */
 import { join } from 'node:path';
 import { type TransformerLM, writeFileAtomicSync } from '@agent-r1/nn';
