@@ -34,7 +34,7 @@ export const MULTIHOP_SPECIAL_TOKENS = [
 /** The `compare` tool's tags and its verdict's marker, special tokens of the tokenizer when the tool is on. */
 export const COMPARE_SPECIAL_TOKENS = ['<compare>', '</compare>', LARGEST] as const;
 
-/** The tags of the plan a policy writes before each tool call (`taskOptions.plan`). */
+/** The tags of the plan a policy writes before each tool call and its answer (`taskOptions.plan`). */
 export const THINK_SPECIAL_TOKENS = ['<think>', '</think>'] as const;
 
 /** Which comparisons the compare tool serves: area figures, and (`compareStatements`) what the pages state. */
@@ -56,8 +56,8 @@ export interface CompareOptions {
 export interface StyleOptions extends CompareOptions {
   /**
    * The scripted demonstrations think a plan before each tool call (`<think> country capital</think>`:
-   * what the searches still to come are to find, then `compare` where they call that tool), and the think
-   * tags are special tokens; default false.
+   * what the searches still to come are to find, then `compare` where they call that tool) and the empty
+   * plan before the answer, and the think tags are special tokens; default false.
    */
   plan?: boolean;
 }
@@ -136,7 +136,7 @@ export interface MultihopStyle {
   compare?(values: string): string;
   /** Whether the scripted searcher also compares what the pages state (`X is [not] landlocked`) with it. */
   compareStatements?: boolean;
-  /** The plan written before a tool call, where the scripted searcher plans (`StyleOptions.plan`). */
+  /** The plan before a tool call, the empty one before the answer (`StyleOptions.plan`). */
   think?(plan: string): string;
   /** How many compare calls a text of actions and observations holds. */
   comparesIn(text: string): number;
@@ -146,7 +146,9 @@ const occurrencesOf = (text: string, piece: string) => text.split(piece).length 
 
 export function tagStyle(options: StyleOptions = {}): MultihopStyle {
   return {
-    ...(options.plan ? { think: (plan: string) => `<think> ${plan}</think>` } : {}),
+    ...(options.plan
+      ? { think: (plan: string) => (plan === '' ? '<think></think>' : `<think> ${plan}</think>`) }
+      : {}),
     format: multihopFormat(options),
     prompt: multihopPrompt,
     search: (query) => `<search> ${query}</search>`,

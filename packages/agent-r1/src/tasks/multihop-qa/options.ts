@@ -45,7 +45,7 @@ export const MultihopOptionsSchema = section('Options of the multi-hop QA task.'
   ),
   plan: bool(
     false,
-    "The scripted demonstrations think a plan before each tool call, in the question's words: what the searches still to come are to find ('<think> region country capital</think><search> city Calgary</search>', then 'country capital', then 'capital'), then 'compare' where they call the compare tool ('area area compare', 'area compare', 'compare'), and '<think>' and '</think>' are tokens of the tokenizer: a chain's last search, and whether a second result is compared or answered, then follow a goal a few tokens back, not the question's first words. For a policy trained from scratch.",
+    "The scripted demonstrations think a plan before each tool call, in the question's words: what the searches still to come are to find ('<think> region country capital</think><search> city Calgary</search>', then 'country capital', then 'capital'), then 'compare' where they call the compare tool ('area area compare', 'area compare', 'compare'), and before the answer the empty plan ('<think></think><answer> …'); '<think>' and '</think>' are tokens of the tokenizer: a chain's last search, whether a second result is compared or answered, and when to answer then follow a goal a few tokens back, not the question's first words. For a policy trained from scratch.",
   ),
   bridgeTypes: bool(
     false,

@@ -3,7 +3,8 @@
  * question's chain is to find, in the question's own words, then `compare` where the episode compares with
  * the tool, of which the calls still to come are written (`<think> region country capital</think><search>
  * city Calgary</search>`, then `country capital`, then `capital`; an area comparison `area area compare`,
- * `area compare`, then `<think> compare</think><compare> …`).
+ * `area compare`, then `<think> compare</think><compare> …`), and before the answer the empty plan
+ * (`<think></think><answer> …`).
  *
  * Why: a chain's last search depends on the question's first words (`What is the capital…`), some 300
  * tokens back by then, and a small policy lost them there (it searched `Canada currency` for a capital, or
@@ -11,10 +12,13 @@
  * each plan is the previous one less its first word: a copy, which the copy head makes easy. The compare
  * call is planned too: after a second result a 2-hop chain answers and an area comparison compares, and
  * without it in the plan that choice hung on the question's first words again (RL shifted it towards the
- * chains' answer, docs/history.md); with it, the rule is one: a plan of one word left means the answer
- * comes next. The answer thinks nothing: a plan before it stood between it and the document or verdict it
- * copies, and the policy copied worse. The policy writes the plan itself; the environment ignores text
- * outside the tags.
+ * chains' answer, docs/history.md). The answer follows the empty plan, so that answering is a plan too:
+ * the next plan is always the last one less its first word, and nothing left is `<think></think>`. Without
+ * it, answering after a one-word plan was a rule of its own, and a policy that also learnt the landlocked
+ * comparisons' three-step plan broke it: after `In which country is X located?` it read the country, then
+ * wrote an empty plan and searched on. Empty, it is two tokens between the answer and the document or
+ * verdict it copies (a plan of words there made the policy copy worse). The policy writes the plan itself;
+ * the environment ignores text outside the tags.
  */
 import type { QaExample } from './data/types.js';
 import type { CompareOptions } from './env.js';
@@ -71,7 +75,7 @@ export function comparesWithTool(kind: QaExample['kind'], tools: CompareOptions)
 /**
  * The plan before a tool call, once `called` calls (searches and compare calls) are done: the searches'
  * targets still to come, then `compare` where the question is compared with the tool; undefined when
- * nothing is left or the kind has no targets.
+ * nothing is left (the answer's empty plan) or the kind has no targets.
  */
 export function planBefore(
   example: Pick<QaExample, 'kind' | 'question'>,

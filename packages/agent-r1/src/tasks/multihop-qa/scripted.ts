@@ -8,7 +8,7 @@ import { compareValuesText } from './compare-tool.js';
 import { containsAnswer } from './data/recall.js';
 import type { Doc, QaExample } from './data/types.js';
 import { type MultihopStyle, tagStyle } from './env.js';
-import { planBefore } from './plan.js';
+import { hopTargets, planBefore } from './plan.js';
 
 /** `Title (facet)` → { main: 'Title', facet: 'facet' }; a title without parentheses has no facet. */
 export function splitTitle(title: string): { main: string; facet: string | undefined } {
@@ -148,8 +148,8 @@ function afterPrompt(context: string, prompt: string): string {
  * A chain whose next entity never showed up stops early. Where the episode has the `compare` tool, an area
  * comparison whose two areas it has read then compares them with it (and, where the style says
  * `compareStatements`, a landlocked comparison its two statements). Where the style plans, each search and
- * compare call begins with the plan (`planBefore`). It then answers the gold answer when every hop's
- * evidence was retrieved, else what the extractive reader finds.
+ * compare call begins with the plan (`planBefore`), and the answer with the empty plan. It then answers the
+ * gold answer when every hop's evidence was retrieved, else what the extractive reader finds.
  * This is the ceiling of a fixed strategy with this retriever.
  *
  * A space follows each opening tag (`<search> Costa Rica capital</search>`): the tokenizer then cuts the
@@ -203,6 +203,8 @@ export function scriptedSearcher(
     const answer = retrieved
       ? (example.answers.find((a) => containsAnswer(seen, [a])) ?? example.answers[0])
       : readAnswer(example.question, seen);
-    return style.answer(answer);
+    // Nothing left to call: where the style plans, the empty plan, then the answer.
+    const done = style.think && hopTargets(example) !== undefined ? style.think('') : '';
+    return done + style.answer(answer);
   };
 }
