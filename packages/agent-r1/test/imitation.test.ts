@@ -7,17 +7,21 @@ import type { TextCodec } from '../src/rollout/config.js';
 import { type ImitationReport, imitationReport, imitationTable } from '../src/evaluation/imitation.js';
 import { sequenceForward } from '../src/trainer/sequence.js';
 
-/** Ids 0–3 are the tags; the rest are one-letter words. */
-const WORDS = ['<search>', '</search>', '<answer>', '</answer>', ...'abcdefghijkl'];
+/** Ids 0–5 are the tags; the rest are one-letter words. */
+const WORDS = ['<search>', '</search>', '<answer>', '</answer>', '<think>', '</think>', ...'abcdefghijkl'];
+const [THINK, END_THINK] = [4, 5];
 const V = WORDS.length;
 const codec: TextCodec = {
   encode: (text) => text.split(' ').map((w) => WORDS.indexOf(w)),
   decode: (ids) => Array.from(ids, (i) => WORDS[i]).join(' '),
 };
 
-/** A prompt, then `<search> x y </search>`, an observation, then `<answer> z </answer>` (random words). */
-function demonstration(generator: Generator): Trajectory {
-  const word = () => 4 + Math.floor(generator.random() * (V - 4));
+/**
+ * A prompt, then `<search> x y </search>`, an observation, then `<answer> z </answer>` (random words);
+ * where it plans, `<think> p </think>` before the search and `<think> </think>` before the answer.
+ */
+function demonstration(generator: Generator, plan = false): Trajectory {
+  const word = () => 6 + Math.floor(generator.random() * (V - 6));
   const t = startTrajectory(0, [word(), word(), word()]);
   const append = (ids: number[], mask: 0 | 1) => {
     for (const id of ids) {
@@ -28,10 +32,10 @@ function demonstration(generator: Generator): Trajectory {
   };
   for (const [action, observation] of [
     [
-      [0, word(), word(), 1],
+      [...(plan ? [THINK, word(), END_THINK] : []), 0, word(), word(), 1],
       [word(), word()],
     ],
-    [[2, word(), 3], []],
+    [[...(plan ? [THINK, END_THINK] : []), 2, word(), 3], []],
   ]) {
     const actionStart = t.tokens.length;
     append(action, 1);
@@ -76,6 +80,21 @@ describe('imitationReport', () => {
       'search 1 close 6',
     ]);
     expect(imitationTable(report)).toContain('| search 1 | inside | 6 |');
+  });
+
+  it('puts the plan before a call in a part of its own, and names the turn by its call', async () => {
+    const planned = await imitationReport(model, [demonstration(new Generator(13), true)], codec);
+    expect(planned.groups.map((g) => `${g.turn} ${g.part} ${g.tokens}`)).toEqual([
+      'answer 1 plan 2',
+      'answer 1 open 1',
+      'answer 1 first 1',
+      'answer 1 close 1',
+      'search 1 plan 3',
+      'search 1 open 1',
+      'search 1 first 1',
+      'search 1 inside 1',
+      'search 1 close 1',
+    ]);
   });
 
   it("gives the tokens' log-likelihoods and greedy choices of a full teacher-forced pass", () => {

@@ -2,8 +2,8 @@
  * How closely a policy imitates demonstrations, token by token: teacher-forced on each demonstration, the
  * negative log-likelihood of every action token and whether it is the policy's greedy (argmax) choice,
  * grouped by turn (`search 1`, `search 2`, `answer 1`: the action's opening tag and how many of those came
- * before) and by part of the action (`open`: the opening tag, `first`: the token after it, `inside`: the
- * rest, `close`: a closing tag that ends the action). Greedy decoding reproduces a demonstration exactly
+ * before) and by part of the action (`plan`: a `<think>…</think>` block before the call, `open`: the call's
+ * opening tag, `first`: the token after it, `inside`: the rest, `close`: a closing tag that ends the action). Greedy decoding reproduces a demonstration exactly
  * when every one of its action tokens is the greedy choice (`allGreedy`), so the groups with low accuracy
  * are where greedy rollouts go wrong: e.g. a name whose copy stops one piece early shows as `inside`
  * tokens of the answer whose greedy choice was the closing tag.
@@ -13,7 +13,7 @@ import { noGrad, tensor, tidy } from '@agent-r1/tensor';
 import type { Trajectory } from '../mdp/trajectory.js';
 import type { TextCodec } from '../rollout/config.js';
 
-export type ActionPart = 'open' | 'first' | 'inside' | 'close';
+export type ActionPart = 'plan' | 'open' | 'first' | 'inside' | 'close';
 
 export interface ImitationGroup {
   turn: string;
@@ -36,13 +36,25 @@ export interface ImitationReport {
   groups: ImitationGroup[];
 }
 
-const PARTS: readonly ActionPart[] = ['open', 'first', 'inside', 'close'];
+const PARTS: readonly ActionPart[] = ['plan', 'open', 'first', 'inside', 'close'];
 
 /** The part of an action of `length` tokens that token k is, given whether its last token closes a tag. */
 function partOf(k: number, length: number, closes: boolean): ActionPart {
   if (k === 0) return 'open';
   if (k === length - 1 && closes) return 'close';
   return k === 1 ? 'first' : 'inside';
+}
+
+/**
+ * The call an action makes: the name of its first opening tag other than a plan's `<think>` and that tag's
+ * token index (`<think> country</think><search> …` → search at 3); 'untagged' at 0 where it has none.
+ */
+function callTag(action: readonly number[], codec: TextCodec): { name: string; at: number } {
+  for (let k = 0; k < action.length; k++) {
+    const name = /^<([\w-]+)>$/.exec(codec.decode(action.slice(k, k + 1)).trim())?.[1];
+    if (name !== undefined && name !== 'think') return { name, at: k };
+  }
+  return { name: 'untagged', at: 0 };
 }
 
 /** Per action token of one trajectory: [turn label, part, nll, greedy?]. */
@@ -75,12 +87,11 @@ async function scoreTrajectory(
   const V = logprobs.length / positions.length;
   const seen = new Map<string, number>();
   const labels = traj.turns.map((turn) => {
-    const tag = codec.decode(traj.tokens.slice(turn.actionStart, turn.actionStart + 1)).trim();
-    const name = /^<([\w-]+)>$/.exec(tag)?.[1] ?? 'untagged';
+    const { name, at } = callTag(traj.tokens.slice(turn.actionStart, turn.actionEnd), codec);
     const n = (seen.get(name) ?? 0) + 1;
     seen.set(name, n);
     const last = codec.decode(traj.tokens.slice(turn.actionEnd - 1, turn.actionEnd)).trim();
-    return { label: `${name} ${n}`, closes: /^<\/[\w-]+>$/.test(last) };
+    return { label: `${name} ${n}`, callAt: at, closes: /^<\/[\w-]+>$/.test(last) };
   });
   return positions.map((p, q) => {
     const t = p + 1;
@@ -89,7 +100,9 @@ async function scoreTrajectory(
     for (let v = 1; v < V; v++) if (logprobs[q * V + v] > logprobs[q * V + best]) best = v;
     const i = traj.turns.findIndex((turn) => t >= turn.actionStart && t < turn.actionEnd);
     const turn = traj.turns[i];
-    const part = partOf(t - turn.actionStart, turn.actionEnd - turn.actionStart, labels[i].closes);
+    const { callAt, closes } = labels[i];
+    const k = t - turn.actionStart;
+    const part = k < callAt ? 'plan' : partOf(k - callAt, turn.actionEnd - turn.actionStart - callAt, closes);
     return [labels[i].label, part, -logprobs[q * V + target], best === target];
   });
 }
