@@ -3,10 +3,11 @@
  * negative log-likelihood of every action token and whether it is the policy's greedy (argmax) choice,
  * grouped by turn (`search 1`, `search 2`, `answer 1`: the action's opening tag and how many of those came
  * before) and by part of the action (`plan`: a `<think>…</think>` block before the call, `open`: the call's
- * opening tag, `first`: the token after it, `inside`: the rest, `close`: a closing tag that ends the action). Greedy decoding reproduces a demonstration exactly
- * when every one of its action tokens is the greedy choice (`allGreedy`), so the groups with low accuracy
- * are where greedy rollouts go wrong: e.g. a name whose copy stops one piece early shows as `inside`
- * tokens of the answer whose greedy choice was the closing tag.
+ * opening tag, `first`: the token after it, `inside`: the rest, `close`: a closing tag that ends the
+ * action). Greedy decoding reproduces a demonstration exactly when every one of its action tokens is the
+ * greedy choice (`allGreedy`), so the groups with low accuracy are where greedy rollouts go wrong: e.g. a
+ * name whose copy stops one piece early shows as `inside` tokens of the answer whose greedy choice was the
+ * closing tag.
  */
 import type { TransformerLM } from '@agent-r1/nn';
 import { noGrad, tensor, tidy } from '@agent-r1/tensor';
