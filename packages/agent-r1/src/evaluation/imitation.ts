@@ -1,7 +1,7 @@
 /**
  * How closely a policy imitates demonstrations, token by token: teacher-forced on each demonstration, the
  * negative log-likelihood of every action token and whether it is the policy's greedy (argmax) choice,
- * grouped by turn (`search 1`, `search 2`, `answer 1`: the action's opening tag and how many of those came
+ * grouped by turn (`search 1`, `search 2`, `answer 1`: the call's opening tag and how many of those came
  * before) and by part of the action (`plan`: a `<think>…</think>` block before the call, `open`: the call's
  * opening tag, `first`: the token after it, `inside`: the rest, `close`: a closing tag that ends the
  * action). Greedy decoding reproduces a demonstration exactly when every one of its action tokens is the
