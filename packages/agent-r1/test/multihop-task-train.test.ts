@@ -24,7 +24,6 @@ const TINY = [
   'model.heads=2',
   'model.kvHeads=1',
   'rollout.n=2',
-  'rollout.maxTokensPerTurn=8',
   'train.promptsPerStep=1',
   'train.miniBatchSize=2',
   'train.microBatchSize=2',
