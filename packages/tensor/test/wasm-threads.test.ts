@@ -12,6 +12,7 @@ import {
   adamwUpdate,
   add,
   exp,
+  gather,
   gelu,
   layerNorm,
   logSoftmax,
@@ -19,6 +20,7 @@ import {
   matmul,
   rmsNorm,
   scaledDotProductAttention,
+  scatterAdd,
   softmax,
   tensor,
   tidy,
@@ -82,6 +84,20 @@ function workload(): Tensor[] {
     const v = f32([9000], 12, 0.1).abs();
     adamwUpdate(p, f32([9000], 13), m, v, { lr: 1e-3, step: 3 });
     out.push(p, m, v);
+    // The copy head's reads and scatters over a vocabulary row.
+    const vocab = leaf(f32([400, 300], 17));
+    const at = tensor(
+      Int32Array.from({ length: 400 * 90 }, (_, i) => (i * 7919) % 300),
+      { shape: [400, 90], dtype: 'int32' },
+    );
+    const picked = gather(vocab, 1, at);
+    const spread = scatterAdd(vocab, 1, at, f32([400, 90], 18));
+    picked
+      .mul(f32(picked.shape, 19))
+      .sum()
+      .add(spread.mul(f32(spread.shape, 20)).sum())
+      .backward();
+    out.push(picked, spread, vocab.grad as Tensor);
     return out.map((t) => t.detach());
   });
 }

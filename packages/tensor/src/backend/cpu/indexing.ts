@@ -8,7 +8,7 @@ const besideDim = (target: View, dim: number) => ({
   offset: target.offset,
 });
 
-function checkIndex(kernel: string, id: number, size: number, dim: number): void {
+export function checkIndex(kernel: string, id: number, size: number, dim: number): void {
   if (!(id >= 0 && id < size)) {
     throw new Error(`${kernel}: index ${id} is out of range for dimension ${dim} of size ${size}`);
   }

@@ -169,6 +169,9 @@ export class Code {
   i32Load(offset = 0): this {
     return this.op(0x28).memarg(2, offset);
   }
+  i32Store(offset = 0): this {
+    return this.op(0x36).memarg(2, offset);
+  }
   f32Load(offset = 0): this {
     return this.op(0x2a).memarg(2, offset);
   }
@@ -220,6 +223,9 @@ export class Code {
   }
   i32LtS(): this {
     return this.op(0x48);
+  }
+  i32LtU(): this {
+    return this.op(0x49);
   }
   i32LeS(): this {
     return this.op(0x4c);

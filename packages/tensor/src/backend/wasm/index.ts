@@ -12,6 +12,7 @@ import { wasmArena } from './arena.js';
 import { attention, attentionBackward } from './attention.js';
 import { binary, unary } from './elementwise.js';
 import { copy, fill } from './fill-copy.js';
+import { gather, scatterAdd } from './indexing.js';
 import { matmul } from './matmul.js';
 import { layerNorm, layerNormBackward, rmsNorm, rmsNormBackward } from './norms.js';
 import { adamw } from './optim.js';
@@ -60,6 +61,8 @@ export const WASM_KERNELS = {
   copy,
   adamw,
   rotary,
+  gather,
+  scatterAdd,
 } satisfies Partial<Kernels>;
 export type WasmKernelName = keyof typeof WASM_KERNELS;
 
