@@ -165,6 +165,25 @@ describe.skipIf(!wasmSimdSupported())('tensors in the wasm memory', () => {
     z.dispose();
   });
 
+  test("poisoning also fills the kernels' scratch block with NaN each time a call takes it", () => {
+    enableWasmKernels();
+    const rt = getWasmRuntime();
+    const first = rt.scratch(4096);
+    first.mem.fill(1, first.base / 4, first.base / 4 + 1024);
+    // Not poisoning: a call finds what the last one left.
+    const again = rt.scratch(4096);
+    expect(again.mem.subarray(again.base / 4, again.base / 4 + 1024).every((x) => x === 1)).toBe(true);
+    poisonBlocks(true);
+    try {
+      const poisoned = rt.scratch(4096);
+      expect(poisoned.mem.subarray(poisoned.base / 4, poisoned.base / 4 + 1024).every(Number.isNaN)).toBe(
+        true,
+      );
+    } finally {
+      poisonBlocks(false);
+    }
+  });
+
   test('poisoning with holdBackBytes keeps freed blocks out of reuse (NaN) until that many bytes wait', () => {
     enableWasmKernels();
     const backend = T.getBackend('cpu');
@@ -261,6 +280,28 @@ describe.skipIf(!wasmSimdSupported())('tensors in the wasm memory', () => {
     const bits = (a: Float32Array) => Buffer.from(a.buffer);
     for (const other of [inPlace, mixed, poisoned])
       for (const [j, a] of other.entries()) expect(bits(a).equals(bits(copied[j])), `output ${j}`).toBe(true);
+  });
+
+  test("attention over a KV cache's buffer cut to its keys: the same bits in the wasm memory or on the JS heap", () => {
+    // The cache's K and V buffers hold 64 positions; a pass reads the first 40, so a head's rows are dense
+    // but the heads are not contiguous. Rows of the batch keep 40 and 23 keys (a prefix mask).
+    const keep = T.tensor(
+      Uint8Array.from({ length: 2 * 40 }, (_, i) => (i % 40 < (i < 40 ? 40 : 23) ? 1 : 0)),
+      { shape: [2, 1, 1, 40], dtype: 'bool' },
+    );
+    const attend = (resident: boolean) => {
+      enableWasmKernels({ residentTensors: resident });
+      const q = T.tensor(values(2 * 4 * 3 * 16, 31), { shape: [2, 4, 3, 16] });
+      const [k, v] = [32, 33].map((seed) =>
+        T.tensor(values(2 * 2 * 64 * 16, seed), { shape: [2, 2, 64, 16] }).narrow(2, 0, 40),
+      );
+      expect(addressOf(k) === undefined).toBe(!resident);
+      const out = T.scaledDotProductAttention(q, k, v, { mask: keep });
+      const bits = Buffer.from((out.dataSync() as Float32Array).slice().buffer);
+      disableWasmKernels();
+      return bits;
+    };
+    expect(attend(false).equals(attend(true))).toBe(true);
   });
 
   test('a matmul packs its A in the module (in place) with the bits of the JavaScript packing (copied)', () => {

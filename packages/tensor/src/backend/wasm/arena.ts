@@ -12,10 +12,11 @@
  * (fresh blocks too: their zeros would hide such a read); and every block given back, so that a read
  * through an array whose storage was already freed turns NaN as well. Since the allocator reuses a freed
  * block at once (best fit), such a read would mostly see the next tensor's values instead: `holdBackBytes`
- * keeps freed blocks out of reuse, oldest first given back, until that many bytes are waiting.
+ * keeps freed blocks out of reuse, oldest first given back, until that many bytes are waiting. The kernels'
+ * scratch block (operands copied in, packed panels) is filled with NaN too, each time a call takes it.
  */
 import type { Float32Arena } from '../cpu/storage.js';
-import { type WasmRuntime, getWasmRuntime } from './runtime.js';
+import { type WasmRuntime, getWasmRuntime, setScratchPoison } from './runtime.js';
 
 /** Arrays below this many floats stay on the JS heap. */
 export const MIN_RESIDENT = 1024;
@@ -51,6 +52,7 @@ export function poisonBlocks(on: boolean, options: PoisonOptions = {}): void {
   const bytes = options.holdBackBytes ?? 0;
   if (!(bytes >= 0)) throw new Error(`poisonWasmMemory: holdBackBytes must be ≥ 0, got ${bytes}`);
   poison = on;
+  setScratchPoison(on);
   holdBack = on ? bytes : 0;
   if (held.length > 0) giveBackHeld(getWasmRuntime(), holdBack);
 }

@@ -4,7 +4,7 @@
  * dropped: what a KV cache's padded batch needs); other masks take the TypeScript kernel. A prefix mask
  * travels as one int32 key count per (batch, head, query) row. The forward reads q, k, v and writes its
  * outputs in place when they live in the wasm memory (./arena.ts), and copies them through the scratch block
- * otherwise (the backward always copies); the work is a list of calls over (batch, head, block of query
+ * otherwise, K and V head by head where their heads are not contiguous (the backward always copies); the work is a list of calls over (batch, head, block of query
  * rows), split over the threads.
  * Each query row is computed by one call start to end, so results do not depend on the thread count. Scores
  * and sums are float32 (the CPU kernel uses float64). The backward runs one call per (batch, kv head): that
@@ -13,6 +13,7 @@
 import {
   type AttentionArgs,
   type AttentionBackwardArgs,
+  type AttentionDims,
   type View,
   assertHeadsDense,
   attentionDims,
@@ -62,6 +63,27 @@ export function prefixKeyLimits(mask: View): Int32Array | null {
   return limits;
 }
 
+/**
+ * The [S, D] rows of every (batch, K/V head) of `view` (heads of dense rows, as a KV cache's buffer cut to
+ * its S keys has them), packed densely into `mem` from element `at`. A K or V outside the wasm memory that
+ * is not dense goes through here rather than to the TypeScript kernel, whose float64 scores would give
+ * other bits: where a tensor lives must not change a result (a KV cache lands on the JS heap when the
+ * memory is full).
+ */
+function copyHeads(
+  view: View,
+  mem: Float32Array,
+  at: number,
+  { B, Hkv, S, D }: Omit<AttentionDims, 'H' | 'T'>,
+) {
+  const data = f32(view);
+  for (let b = 0; b < B; b++)
+    for (let hk = 0; hk < Hkv; hk++) {
+      const from = headStart(view, b, hk);
+      mem.set(data.subarray(from, from + S * D), at + (b * Hkv + hk) * S * D);
+    }
+}
+
 export function attention(args: AttentionArgs): void {
   const { q, k, v, mask, causal, scale, out, lse } = args;
   const limits = mask && mask.dtype === 'bool' ? prefixKeyLimits(mask) : null;
@@ -74,9 +96,7 @@ export function attention(args: AttentionArgs): void {
   const { B, H, Hkv, T, S, D } = attentionDims(args);
   if (B * H * T === 0) return;
   const rt = getWasmRuntime();
-  // K and V outside the wasm memory are copied in whole, so they must be dense (a KV cache is inside).
-  const copiedSparse = [k, v].some((x) => !isDense(x) && rt.addressOf(f32(x)) === undefined);
-  if (D === 0 || S === 0 || copiedSparse) {
+  if (D === 0 || S === 0) {
     cpuAttention(args);
     return;
   }
@@ -106,7 +126,9 @@ export function attention(args: AttentionArgs): void {
   const { base, mem } = rt.scratch(sAt + 4 * S * B * H * callsPerHead);
   const [qAt, , , oAt, lAt] = operands.map(({ view, n, address }, i) => {
     if (address !== undefined) return address + 4 * view.offset;
-    if (i < 3) mem.set(f32(view).subarray(view.offset, view.offset + n), (base + regions[i]) / 4);
+    if (i === 0 || (i < 3 && isDense(view)))
+      mem.set(f32(view).subarray(view.offset, view.offset + n), (base + regions[i]) / 4);
+    else if (i < 3) copyHeads(view, mem, (base + regions[i]) / 4, { B, Hkv, S, D });
     return base + regions[i];
   });
   /** Where the rows of (batch b, K/V head hk) of operand 1 (k) or 2 (v) are: in place, or in the copy. */

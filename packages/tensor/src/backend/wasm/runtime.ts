@@ -140,6 +140,7 @@ let host: ThreadHost | undefined | null = null;
 let threads: number | undefined;
 let pool: WorkerPool | undefined;
 let callCheck: CallCheck = 'off';
+let poisonScratch = false;
 
 function threadHost(): ThreadHost | undefined {
   if (host === null) host = nodeThreadHost() ?? webWorkerHost();
@@ -184,6 +185,15 @@ export function shutdownWorkers(): void {
  * shares of different threads write disjoint memory (./call-check.ts); 'off' (the default) goes back to the
  * threads.
  */
+/**
+ * Whether the bytes of the scratch block a kernel call asks for are filled with NaN each time (./arena.ts's
+ * `poisonBlocks` turns this on with the blocks): a kernel that read scratch it had not written, such as a
+ * packed panel's padding, would then turn its results NaN instead of reading what an earlier call left.
+ */
+export function setScratchPoison(on: boolean): void {
+  poisonScratch = on;
+}
+
 export function setCallCheck(mode: CallCheck): void {
   callCheck = mode;
 }
@@ -325,7 +335,9 @@ export function getWasmRuntime(): WasmRuntime {
         }
         scratch = { base: block.address, bytes: block.bytes };
       }
-      return { base: scratch.base, mem: refresh() };
+      const mem = refresh();
+      if (poisonScratch) mem.fill(Number.NaN, scratch.base / 4, (scratch.base + bytes) / 4);
+      return { base: scratch.base, mem };
     },
     view: refresh,
     addressOf(data: ArrayBufferView): number | undefined {
