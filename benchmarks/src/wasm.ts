@@ -195,6 +195,28 @@ function cases(): Case[] {
       return [p, () => kernels().adamw(args), [g, m, v, v2]];
     }),
   );
+  // The copy head's shapes: 16 rows of 300 positions, each reading 130 distinct context ids of a
+  // 3,000-token vocabulary row, and scattering its 300 keys' attention onto those 130.
+  const positions = 16 * 300;
+  list.push(
+    kernelCase('gather', `${positions}x3000 at 130`, () => {
+      const x = x2(positions, 3000, 61);
+      const index = ours(randint(3000, [positions, 130], 62));
+      const o = zeros([positions, 130]);
+      return [o, () => kernels().gather(x, 1, index, o), [x, index]];
+    }),
+    kernelCase('scatterAdd', `${positions}x130 from 300`, () => {
+      const index = ours(randint(130, [positions, 300], 63));
+      const src = x2(positions, 300, 64);
+      const o = zeros([positions, 130]);
+      // Zeroed first, so that every call (and every configuration) computes the same sums.
+      const call = () => {
+        kernels().fill(o, 0);
+        kernels().scatterAdd(o, 1, index, src);
+      };
+      return [o, call, [index, src]];
+    }),
+  );
   return list;
 }
 
