@@ -84,14 +84,14 @@ function workload(): Tensor[] {
     const v = f32([9000], 12, 0.1).abs();
     adamwUpdate(p, f32([9000], 13), m, v, { lr: 1e-3, step: 3 });
     out.push(p, m, v);
-    // The copy head's reads and scatters over a vocabulary row.
-    const vocab = leaf(f32([400, 300], 17));
+    // The copy head's reads and scatters over a vocabulary row (rows enough to be split over the threads).
+    const vocab = leaf(f32([1000, 300], 17));
     const at = tensor(
-      Int32Array.from({ length: 400 * 90 }, (_, i) => (i * 7919) % 300),
-      { shape: [400, 90], dtype: 'int32' },
+      Int32Array.from({ length: 1000 * 90 }, (_, i) => (i * 7919) % 300),
+      { shape: [1000, 90], dtype: 'int32' },
     );
     const picked = gather(vocab, 1, at);
-    const spread = scatterAdd(vocab, 1, at, f32([400, 90], 18));
+    const spread = scatterAdd(vocab, 1, at, f32([1000, 90], 18));
     picked
       .mul(f32(picked.shape, 19))
       .sum()

@@ -4,8 +4,8 @@
  * dropped: what a KV cache's padded batch needs); other masks take the TypeScript kernel. A prefix mask
  * travels as one int32 key count per (batch, head, query) row. The forward reads q, k, v and writes its
  * outputs in place when they live in the wasm memory (./arena.ts), and copies them through the scratch block
- * otherwise, K and V head by head where their heads are not contiguous (the backward always copies); the work is a list of calls over (batch, head, block of query
- * rows), split over the threads.
+ * otherwise, K and V head by head where their heads are not contiguous (the backward always copies); the
+ * work is a list of calls over (batch, head, block of query rows), split over the threads.
  * Each query row is computed by one call start to end, so results do not depend on the thread count. Scores
  * and sums are float32 (the CPU kernel uses float64). The backward runs one call per (batch, kv head): that
  * call owns the kv head's dk and dv, so they are summed in one fixed order whatever the thread count.
@@ -67,8 +67,8 @@ export function prefixKeyLimits(mask: View): Int32Array | null {
  * The [S, D] rows of every (batch, K/V head) of `view` (heads of dense rows, as a KV cache's buffer cut to
  * its S keys has them), packed densely into `mem` from element `at`. A K or V outside the wasm memory that
  * is not dense goes through here rather than to the TypeScript kernel, whose float64 scores would give
- * other bits: where a tensor lives must not change a result (a KV cache lands on the JS heap when the
- * memory is full).
+ * other bits: where a tensor lives must not change a result (a KV cache lives on the JS heap where the
+ * memory is not shared, as in a page without cross-origin isolation, or when it is full).
  */
 function copyHeads(
   view: View,

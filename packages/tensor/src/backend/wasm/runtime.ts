@@ -181,11 +181,6 @@ export function shutdownWorkers(): void {
 }
 
 /**
- * Runs every job's calls one after another on the calling thread, in reverse order or checking that the
- * shares of different threads write disjoint memory (./call-check.ts); 'off' (the default) goes back to the
- * threads.
- */
-/**
  * Whether the bytes of the scratch block a kernel call asks for are filled with NaN each time (./arena.ts's
  * `poisonBlocks` turns this on with the blocks): a kernel that read scratch it had not written, such as a
  * packed panel's padding, would then turn its results NaN instead of reading what an earlier call left.
@@ -194,6 +189,11 @@ export function setScratchPoison(on: boolean): void {
   poisonScratch = on;
 }
 
+/**
+ * Runs every job's calls one after another on the calling thread, in reverse order or checking that the
+ * shares of different threads write disjoint memory (./call-check.ts); 'off' (the default) goes back to the
+ * threads.
+ */
 export function setCallCheck(mode: CallCheck): void {
   callCheck = mode;
 }
