@@ -1,5 +1,5 @@
 import { TransformerLM } from '@agent-r1/nn';
-import { Generator, logprobs, tensor, tidy } from '@agent-r1/tensor';
+import { Generator, full, logprobs, noGrad, tensor, tidy } from '@agent-r1/tensor';
 import { describe, expect, it } from 'vitest';
 import type { AgentEnv, StepResult } from '../src/mdp/env.js';
 import { type RolloutEvent, rollout } from '../src/rollout/engine.js';
@@ -203,6 +203,17 @@ describe('rollout', () => {
       expect(t.finishReason).toBe('max_length');
       for (const s of t.turns) expect(s.observationEnd - s.observationStart).toBeLessThanOrEqual(3);
     }
+  });
+
+  it('stops at a NaN in the policy, naming the trajectory, rather than sampling from it', async () => {
+    const broken = new TransformerLM({ ...policy.config, seed: 1 });
+    const [weight] = broken.parameters();
+    noGrad(() => weight.copy_(full(weight.shape, Number.NaN)));
+    await expect(
+      rollout({ ...base, policy: broken, makeEnv: () => new EchoEnv(1), generator: new Generator(1) }),
+    ).rejects.toThrow(
+      /logits for trajectory 0 \(example 0\) after 6 tokens are not finite; the sampled token's log-prob is NaN/,
+    );
   });
 
   it('rejects a prompt longer than the limit, naming the example', async () => {

@@ -95,6 +95,12 @@ export async function rollout<Example>(o: RolloutOptions<Example>): Promise<Traj
         const rowLogits = logits[s];
         if (row.finished || !rowLogits) continue;
         const { token, logprob } = sampleToken(rowLogits, u[b], row.sampling);
+        // A NaN logit makes the draw meaningless and its log-prob NaN, which would reach the loss: stop here,
+        // where the trajectory and position can still be named (a numerical fault in the policy).
+        if (!Number.isFinite(logprob))
+          throw new Error(
+            `rollout: the policy's logits for trajectory ${b} (example ${row.traj.group}) after ${row.traj.tokens.length} tokens are not finite; the sampled token's log-prob is ${logprob}`,
+          );
         row.action.push(token);
         row.traj.tokens.push(token);
         row.traj.actionMask.push(1);
