@@ -5,6 +5,7 @@
  * one thread. The fast path takes float32 values, dense views, and an index whose rows are x's rows (the
  * same leading shape); anything else, and small calls, take the TypeScript kernels (the same bits).
  */
+import { sizeOf } from '../../shape.js';
 import type { View } from '../backend.js';
 import { checkIndex, gather as cpuGather, scatterAdd as cpuScatterAdd } from '../cpu/indexing.js';
 import { dataOf } from '../cpu/storage.js';
@@ -31,7 +32,7 @@ function fits(values: View, dim: number, index: View, other: View): boolean {
     index.dtype === 'int32' &&
     index.shape.every((s, i) => i === last || s === values.shape[i]) &&
     [values, index, other].every(isDense) &&
-    index.shape.reduce((a, b) => a * b, 1) >= MIN_ELEMENTWISE
+    sizeOf(index.shape) >= MIN_ELEMENTWISE
   );
 }
 
@@ -40,7 +41,7 @@ function run(kernel: 'gather' | 'scatterAdd', values: View, index: View, other: 
   const last = values.shape.length - 1;
   const size = values.shape[last];
   const width = index.shape[last];
-  const rows = width === 0 ? 0 : index.shape.reduce((a, b) => a * b, 1) / width;
+  const rows = width === 0 ? 0 : sizeOf(index.shape) / width;
   if (rows === 0) return;
   const id = getWasmRuntime().id(kernel);
   const valuesStream = { data: f32(values), offset: values.offset, width: size };
