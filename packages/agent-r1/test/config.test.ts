@@ -317,8 +317,8 @@ describe("a task's own options (taskOptions)", () => {
       compareTool: true,
       compareStatements: true,
       plan: true,
-      bridgeTypes: false,
-      searchTitleBoost: 1,
+      bridgeTypes: true,
+      searchTitleBoost: 2,
       questions: '',
       corpus: '',
     });

@@ -110,10 +110,10 @@ describe('the corpus serve-search is given', () => {
   }
 
   it("ranks titles as the task's searches do (taskOptions.searchTitleBoost)", async () => {
-    expect(await served(['serve-search', '--preset', 'multihop'])).toMatchObject({ code: 0, titleBoost: 1 });
+    expect(await served(['serve-search', '--preset', 'multihop'])).toMatchObject({ code: 0, titleBoost: 2 });
     expect(
-      await served(['serve-search', '--preset', 'multihop', 'taskOptions.searchTitleBoost=2']),
-    ).toMatchObject({ code: 0, titleBoost: 2 });
+      await served(['serve-search', '--preset', 'multihop', 'taskOptions.searchTitleBoost=1']),
+    ).toMatchObject({ code: 0, titleBoost: 1 });
     expect(await served(['serve-search'])).toMatchObject({ code: 0, titleBoost: undefined });
   });
 

@@ -52,12 +52,13 @@ export const presets: Record<string, PartialTrainConfig> = {
    * evidence and a source gate) so that a small model can copy the names it has just read, and a compare
    * tool that both kinds of comparison call; a search index that weighs a title match twice, over a corpus
    * whose part-of sentences name a place's class where its title does; scripted demonstrations that think
-   * a short plan before each call and the empty plan before the answer; a warm start of 2,000 steps on the successful demonstrations
-   * of every training question (actions, plus the context at half weight), nine in ten with their entities
-   * renamed each pass, so that the policy learns to copy names rather than recall them, and the rare
-   * question kinds repeated (kinds balanced halfway); then 160 GRPO steps on every training question,
-   * renamed and balanced the same way, on the groups whose rewards differ, with a KL penalty to the warm
-   * start; then the results table on the test split. What each choice did, measured, is in docs/history.md.
+   * a short plan before each call and the empty plan before the answer; a warm start of 2,000 steps on the
+   * successful demonstrations of every training question (actions, plus the context at half weight), nine
+   * in ten with their entities renamed each pass, so that the policy learns to copy names rather than
+   * recall them, and the rare question kinds repeated (kinds balanced halfway); then 160 GRPO steps on
+   * every training question, renamed and balanced the same way, on the groups whose rewards differ, with a
+   * KL penalty to the warm start; then the results table on the test split. What each choice did,
+   * measured, is in docs/history.md.
    */
   multihop: {
     task: 'multihop-qa',
