@@ -72,7 +72,8 @@ export function demonstrationTexts(demo: Demonstration): string[] {
 
 /**
  * The demonstration as a trajectory, every text passed through `rewrite` first (the identity by default);
- * each action's rewards are credited to its last token.
+ * each action's rewards are credited to its last token. A turn whose tool call was refused is marked not
+ * imitated (`TurnSpan.imitated`).
  */
 export function encodeDemonstration(
   demo: Demonstration,
@@ -89,7 +90,9 @@ export function encodeDemonstration(
       traj.logprobs.push(0);
     }
   };
-  for (const turn of demo.turns) {
+  // A refused call is context for the recovery that follows, not an action to imitate.
+  const refused = new Set(demo.toolCalls.filter((c) => !c.success).map((c) => c.turn));
+  for (const [index, turn] of demo.turns.entries()) {
     const actionStart = traj.tokens.length;
     append(codec.encode(rewrite(turn.action)).slice(0, limits.maxTokensPerTurn), 1);
     const last = traj.tokens.length - 1;
@@ -100,6 +103,7 @@ export function encodeDemonstration(
       actionEnd: last + 1,
       observationStart: last + 1,
       observationEnd: traj.tokens.length,
+      ...(refused.has(index) ? { imitated: false as const } : {}),
     });
   }
   traj.toolCalls = demo.toolCalls.map((c) => ({ ...c }));
