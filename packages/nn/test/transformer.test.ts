@@ -411,6 +411,17 @@ describe('generate', () => {
     for (const r of [a, b]) r.cache.dispose();
   });
 
+  it('stops at a NaN in the model, naming the prompt, rather than returning a NaN log-prob', () => {
+    const broken = new TransformerLM({ ...tiny, seed: 1 });
+    const [weight] = broken.parameters();
+    noGrad(() => weight.copy_(weight.mul(Number.NaN)));
+    for (const options of [{ greedy: true }, { temperature: 1, generator: new Generator(2) }])
+      expect(() => generate(broken, [[1, 2]], { maxNewTokens: 3, ...options })).toThrow(
+        /logits for prompt 0 after 0 new tokens are not finite; the sampled token's log-prob is NaN/,
+      );
+    broken.dispose();
+  });
+
   it('samples with top-k = 1 the arg-max token', () => {
     const ids = randint(0, 23, [1, 4], { generator: new Generator(3) });
     const prompt = Array.from(ids.dataSync());

@@ -234,6 +234,11 @@ function* generation(
         continue;
       }
       const { token, logprob } = sampleToken(logits, u[b], options);
+      // A NaN logit makes the draw meaningless; its log-prob would reach a caller's loss as NaN.
+      if (!Number.isFinite(logprob))
+        throw new Error(
+          `generate: the model's logits for prompt ${b} after ${tokens[b].length} new tokens are not finite; the sampled token's log-prob is ${logprob}`,
+        );
       tokens[b].push(token);
       logprobs[b].push(logprob);
       if (stopTokensOf(options, b).includes(token)) finishReasons[b] = 'stop_token';
