@@ -65,12 +65,8 @@ async function scoreTrajectory(
   codec: TextCodec,
 ): Promise<[string, ActionPart, number, boolean][]> {
   const T = traj.tokens.length;
-  // The action tokens a demonstration asks to imitate (not those of a turn it only shows).
-  const target = Float64Array.from(traj.actionMask);
-  for (const turn of traj.turns)
-    if (turn.imitated === false) target.fill(0, turn.actionStart, turn.actionEnd);
   const positions: number[] = [];
-  for (let t = 1; t < T; t++) if (target[t]) positions.push(t - 1);
+  for (let t = 1; t < T; t++) if (traj.actionMask[t]) positions.push(t - 1);
   if (positions.length === 0) return [];
   const inputs = Int32Array.from(traj.tokens.slice(0, T - 1));
   const logSoftmax = tidy(() =>

@@ -22,11 +22,6 @@ export interface TurnSpan {
   /** [observationStart, observationEnd): the tokens appended by the environment after it (empty at the end). */
   observationStart: number;
   observationEnd: number;
-  /**
-   * False in a demonstration where the action is shown but not a target: a tool call it makes to be refused,
-   * so that what follows a refusal can be imitated. The warm start gives its tokens no weight.
-   */
-  imitated?: false;
 }
 
 export type RewardKind = 'outcome' | 'process' | 'format';

@@ -72,8 +72,7 @@ export function demonstrationTexts(demo: Demonstration): string[] {
 
 /**
  * The demonstration as a trajectory, every text passed through `rewrite` first (the identity by default);
- * each action's rewards are credited to its last token. A turn whose tool call was refused is marked not
- * imitated (`TurnSpan.imitated`).
+ * each action's rewards are credited to its last token.
  */
 export function encodeDemonstration(
   demo: Demonstration,
@@ -90,9 +89,7 @@ export function encodeDemonstration(
       traj.logprobs.push(0);
     }
   };
-  // A refused call is context for the recovery that follows, not an action to imitate.
-  const refused = new Set(demo.toolCalls.filter((c) => !c.success).map((c) => c.turn));
-  for (const [index, turn] of demo.turns.entries()) {
+  for (const turn of demo.turns) {
     const actionStart = traj.tokens.length;
     append(codec.encode(rewrite(turn.action)).slice(0, limits.maxTokensPerTurn), 1);
     const last = traj.tokens.length - 1;
@@ -103,7 +100,6 @@ export function encodeDemonstration(
       actionEnd: last + 1,
       observationStart: last + 1,
       observationEnd: traj.tokens.length,
-      ...(refused.has(index) ? { imitated: false as const } : {}),
     });
   }
   traj.toolCalls = demo.toolCalls.map((c) => ({ ...c }));

@@ -47,19 +47,6 @@ function contextMask(attention: Float64Array, action: Float64Array): Float64Arra
   return out;
 }
 
-/**
- * `rows` with the tokens of every turn a demonstration shows but does not imitate (`TurnSpan.imitated`)
- * zeroed: neither an action target nor context.
- */
-function withoutShownOnly(demos: readonly Trajectory[], rows: readonly Float64Array[]): Float64Array[] {
-  return rows.map((row, r) => {
-    const out = Float64Array.from(row);
-    for (const turn of demos[r].turns)
-      if (turn.imitated === false) out.fill(0, turn.actionStart, turn.actionEnd);
-    return out;
-  });
-}
-
 const count = (rows: readonly Float64Array[]) =>
   rows.reduce((n, row) => n + row.reduce((a, b) => a + b, 0), 0);
 
@@ -94,16 +81,12 @@ export async function sftStep(
 ): Promise<SftStepResult> {
   const batch = buildBatch(demos);
   const w = options.contextWeight ?? 0;
-  const shownOnly = demos.some((d) => d.turns.some((t) => t.imitated === false));
-  const unweighted = (rows: Float64Array[]) => (shownOnly ? withoutShownOnly(demos, rows) : rows);
-  const context =
-    w > 0 ? unweighted(batch.attentionMask.map((a, r) => contextMask(a, batch.actionMask[r]))) : null;
+  const context = w > 0 ? batch.attentionMask.map((a, r) => contextMask(a, batch.actionMask[r])) : null;
   const weights = { answer: options.answerWeight ?? 1, decision: options.decisionWeight ?? 1 };
-  const actions = unweighted(
+  const actions =
     weights.answer === 1 && weights.decision === 1
       ? batch.actionMask
-      : weightedActions(demos, batch.actionMask, weights),
-  );
+      : weightedActions(demos, batch.actionMask, weights);
   // With weights, the action tokens count as their weights (the reported loss is their mean).
   const actionTokens = count(actions);
   const contextTokens = context ? count(context) : 0;

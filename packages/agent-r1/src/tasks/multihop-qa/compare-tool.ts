@@ -69,13 +69,14 @@ export function parseCompareItems(
   text: string,
 ): { numbers: LabelledValue[] } | { statements: Statement[] } | { error: string } {
   const numbers = parseCompareValues(text);
-  if (!('error' in numbers)) return namedOnce(numbers) ?? { numbers };
+  if (!('error' in numbers)) return { numbers };
   const parts = text.split(';').map((p) => p.trim());
   if (parts.length < 2) return numbers;
   const neither = parts.find((p) => !ITEM.test(p) && !STATEMENT.test(p));
   if (neither !== undefined)
-    // Short, without examples (the tool's description has them): a policy reads it in a 384-token episode.
-    return { error: `compare: "${neither}" is neither 'label number' nor 'label is [not] property'` };
+    return {
+      error: `compare: "${neither}" is neither 'label number' (e.g. 'Peru 1,285,216') nor 'label is [not] property' (e.g. 'Peru is not landlocked')`,
+    };
   const number = parts.find((p) => ITEM.test(p));
   if (number !== undefined) {
     const statement = parts.find((p) => !ITEM.test(p));
@@ -92,26 +93,7 @@ export function parseCompareItems(
     return {
       error: `compare: the statements are about "${statements[0].property}" and "${other.property}": compare one property at a time`,
     };
-  return namedOnce(statements) ?? { statements };
-}
-
-/**
- * An error naming a label written twice (`Anguilla 91 ; Anguilla 91`), else undefined: a policy that copied
- * one page's line for both options would otherwise get a verdict (a tie, or that label) it did not earn.
- */
-function namedOnce(items: readonly { label: string }[]): { error: string } | undefined {
-  const seen = new Set<string>();
-  for (const { label } of items) {
-    const key = label.toLowerCase();
-    if (seen.has(key)) return { error: `compare: "${label}" is named twice: each item needs its own label` };
-    seen.add(key);
-  }
-  return undefined;
-}
-
-/** The label of one item of a call (`Peru 1,285,216` or `Peru is not landlocked` → `Peru`), else undefined. */
-export function labelOf(item: string): string | undefined {
-  return (ITEM.exec(item.trim()) ?? STATEMENT.exec(item.trim()))?.[1];
+  return { statements };
 }
 
 /** The text of a call comparing `items`, in the tool's syntax. */

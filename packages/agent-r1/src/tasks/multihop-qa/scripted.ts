@@ -9,7 +9,6 @@ import { containsAnswer } from './data/recall.js';
 import type { Doc, QaExample } from './data/types.js';
 import { type MultihopStyle, tagStyle } from './env.js';
 import { hopTargets, planBefore } from './plan.js';
-import type { CompareFault } from './recovery.js';
 
 /** `Title (facet)` → { main: 'Title', facet: 'facet' }; a title without parentheses has no facet. */
 export function splitTitle(title: string): { main: string; facet: string | undefined } {
@@ -149,10 +148,8 @@ function afterPrompt(context: string, prompt: string): string {
  * A chain whose next entity never showed up stops early. Where the episode has the `compare` tool, an area
  * comparison whose two areas it has read then compares them with it (and, where the style says
  * `compareStatements`, a landlocked comparison its two statements). Where the style plans, each search and
- * compare call begins with the plan (`planBefore`), and the answer with the empty plan. With a `fault` (a
- * demonstration of recovery, ./recovery.ts) its first compare call is faulty, and it calls again once
- * refused. It then answers the gold answer when every hop's evidence was retrieved, else what the
- * extractive reader finds.
+ * compare call begins with the plan (`planBefore`), and the answer with the empty plan. It then answers the
+ * gold answer when every hop's evidence was retrieved, else what the extractive reader finds.
  * This is the ceiling of a fixed strategy with this retriever.
  *
  * A space follows each opening tag (`<search> Costa Rica capital</search>`): the tokenizer then cuts the
@@ -163,7 +160,6 @@ export function scriptedSearcher(
   example: QaExample,
   docs: ReadonlyMap<string, Doc>,
   style: MultihopStyle = tagStyle(),
-  fault?: CompareFault,
 ): TextPolicy {
   const prompt = style.prompt(example);
   const titles = example.supportingDocs.map((id) => docs.get(id)?.title ?? '');
@@ -186,17 +182,7 @@ export function scriptedSearcher(
   return (context) => {
     const seen = afterPrompt(context, prompt);
     const searched = style.searchesIn(seen);
-    const call = style.compare
-      ? (areaComparison(example.question, seen) ??
-        (style.compareStatements ? landlockedComparison(example.question, seen) : undefined))
-      : undefined;
-    // A demonstration of recovery (`fault`, ./recovery.ts) first makes a faulty call; once made (and
-    // refused), it does not count as the comparison done.
-    const faultyValues = call !== undefined && fault ? fault(call) : undefined;
-    const faulty =
-      faultyValues !== undefined && faultyValues !== call ? style.compare!(faultyValues) : undefined;
-    const faultMade = faulty !== undefined && seen.includes(faulty);
-    const compared = style.comparesIn(seen) - (faultMade ? 1 : 0);
+    const compared = style.comparesIn(seen);
     // Where the style plans, each tool call follows the plan of the calls still to come (./plan.ts).
     const planned = (call: string) => {
       const plan = style.think ? planBefore(example, searched + compared, tools) : undefined;
@@ -206,8 +192,12 @@ export function scriptedSearcher(
       const q = queryFor(searched, seen);
       if (q !== undefined) return planned(style.search(q));
     }
-    if (call !== undefined && compared === 0)
-      return planned(faulty !== undefined && !faultMade ? faulty : style.compare!(call));
+    const compare =
+      style.compare && compared === 0
+        ? (areaComparison(example.question, seen) ??
+          (style.compareStatements ? landlockedComparison(example.question, seen) : undefined))
+        : undefined;
+    if (compare !== undefined) return planned(style.compare!(compare));
     const evidence = example.evidence ?? [];
     const retrieved = evidence.length > 0 && evidence.every((e) => containsAnswer(seen, [e]));
     const answer = retrieved

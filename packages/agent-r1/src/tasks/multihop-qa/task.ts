@@ -37,7 +37,6 @@ import {
   tagVocabulary,
 } from './env.js';
 import { corpusNamePieces, entityRenamer, renamePool } from './rename.js';
-import { compareFault } from './recovery.js';
 import { scriptedSearcher } from './scripted.js';
 import { isSwappedComparison, multihopGroups, swappedTwins, withSwappedComparisons } from './swapped.js';
 import { DEFAULT_SEARCH_INDEX_OPTIONS, SearchIndex } from './search/index.js';
@@ -223,10 +222,6 @@ export async function multihopQaTask(
   const ownCorpus = corpusFile === '';
   if (own.compareStatements && !own.compareTool)
     throw new Error('taskOptions.compareStatements needs taskOptions.compareTool (the tool it calls)');
-  if (own.compareRecovery > 0 && !own.compareTool)
-    throw new Error(
-      'taskOptions.compareRecovery needs taskOptions.compareTool (the tool whose refusal it shows)',
-    );
   if (own.plan && context.pretrained)
     throw new Error(
       'taskOptions.plan is for a policy trained from scratch: a pretrained model keeps its chat template',
@@ -317,7 +312,7 @@ export async function multihopQaTask(
     // The search corpus, as the tokenizer read it: what a pretrained model would have read (Wikipedia, for
     // the paper's models), test places included, as it is in the documents the tool returns.
     pretrainTexts: () => r.dataset.corpus.map((d) => `${d.title}: ${d.contents}`),
-    scripted: (ex) => scriptedSearcher(ex, r.docs, style, compareFault(ex, own.compareRecovery)),
+    scripted: (ex) => scriptedSearcher(ex, r.docs, style),
     renameEntities: (ex, texts, generator) => entityRenamer(ex, texts, namePool, generator, pieces),
   };
 }
