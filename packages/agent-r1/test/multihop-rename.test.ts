@@ -172,6 +172,14 @@ describe('renamePool and madeUpName', () => {
     expect(counts[0] / names.length).toBeGreaterThan(0.65);
     expect(counts[0] / names.length).toBeLessThan(0.85);
     for (const c of counts.slice(1)) expect(c).toBeGreaterThan(0);
+    // taskOptions.punctuatedNames: the share asked for, none at 0.
+    const plain = new RegExp(`^${word}( ${word})?$`);
+    const share = (punctuated: number) =>
+      Array.from({ length: 400 }, () => madeUpName(g, undefined, punctuated)).filter((n) => !plain.test(n))
+        .length / 400;
+    expect(share(0)).toBe(0);
+    expect(share(0.5)).toBeGreaterThan(0.4);
+    expect(share(0.5)).toBeLessThan(0.6);
   });
 
   it('renames a name ending in a period so that the sentence after it still reads back', () => {

@@ -141,12 +141,20 @@ function vocabularyWord(pieces: NamePieces, generator: Generator): string {
   return unfit(word) ? madeUpWord(generator) : word;
 }
 
+/** The share of made-up names that take a punctuated shape (SHAPES) unless a task says otherwise. */
+export const PUNCTUATED_SHARE = 0.25;
+
 /**
- * A made-up name: one word, two words one time in five (`Tralo Mesin`), and one time in four a punctuated
- * shape (`Tralo K.B.`, `St. Mesin's`, `Brelo-de-Kano`; see SHAPES). Its words are syllables (`Brelouk`), or
- * with `pieces`, the share `pieces.share` of names glue theirs from a vocabulary's pieces (`vocabularyWord`).
+ * A made-up name: one word, two words one time in five (`Tralo Mesin`), and the share `punctuated` of the
+ * time (one in four by default) a punctuated shape (`Tralo K.B.`, `St. Mesin's`, `Brelo-de-Kano`; see
+ * SHAPES). Its words are syllables (`Brelouk`), or with `pieces`, the share `pieces.share` of names glue
+ * theirs from a vocabulary's pieces (`vocabularyWord`).
  */
-export function madeUpName(generator: Generator, pieces?: NamePieces & { share: number }): string {
+export function madeUpName(
+  generator: Generator,
+  pieces?: NamePieces & { share: number },
+  punctuated = PUNCTUATED_SHARE,
+): string {
   const fromVocabulary =
     pieces !== undefined &&
     pieces.share > 0 &&
@@ -154,7 +162,7 @@ export function madeUpName(generator: Generator, pieces?: NamePieces & { share: 
     pieces.continuations.length > 0 &&
     generator.random() < pieces.share;
   const word = () => (fromVocabulary ? vocabularyWord(pieces, generator) : madeUpWord(generator));
-  if (generator.random() < 0.25) return pick(SHAPES, generator)(word, generator);
+  if (generator.random() < punctuated) return pick(SHAPES, generator)(word, generator);
   const first = word();
   return generator.random() < 0.2 ? `${first} ${word()}` : first;
 }
@@ -270,7 +278,8 @@ function refigure(example: QaExample, all: string, generator: Generator): Map<st
  * A renaming of one episode's names (found in `texts`: its prompt, actions and observations) by others, the
  * same one wherever it occurs (longer names first, so `Trondheim Fjord` is one name, not `Trondheim` +
  * `Fjord`): half of the time a name from `pool`, otherwise a made-up one (`madeUpName`, with `pieces`
- * where given; a made-up code for a currency code), never a name the texts mention; the two figures of a
+ * where given and the share `punctuated` of punctuated shapes; a made-up code for a currency code), never
+ * a name the texts mention; the two figures of a
  * comparison are redrawn in the same order (see `refigure`). `restore` maps the new names back, so that a
  * search or an answer written in the renamed world can be run and scored in the real one.
  */
@@ -280,6 +289,7 @@ export function entityRenamer(
   pool: readonly string[],
   generator: Generator,
   pieces?: NamePieces & { share: number },
+  punctuated = PUNCTUATED_SHARE,
 ): EntityRenaming {
   const candidates = new Set(entityNames([example]));
   for (const text of texts)
@@ -296,7 +306,9 @@ export function entityRenamer(
       if (/^[A-Z]{2,4}$/.test(name)) other = madeUpCode(name.length, generator);
       else
         other =
-          pool.length > 0 && generator.random() < 0.5 ? pick(pool, generator) : madeUpName(generator, pieces);
+          pool.length > 0 && generator.random() < 0.5
+            ? pick(pool, generator)
+            : madeUpName(generator, pieces, punctuated);
     }
     taken.add(other.toLowerCase());
     replacement.set(name, other);
