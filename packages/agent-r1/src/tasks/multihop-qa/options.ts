@@ -4,6 +4,7 @@
  * for evaluation. Each is defined once, like the trainer's keys.
  */
 import { type Static, type TSchema, bool, num, section, str } from '../../options/schema.js';
+import { PUNCTUATED_SHARE } from './rename.js';
 
 /** One setting per training stage, under `warmStart` and `rl`. */
 const perStage = <S extends TSchema>(doc: string, make: (stage: string) => S) =>
@@ -24,7 +25,7 @@ export const MultihopOptionsSchema = section('Options of the multi-hop QA task.'
     { min: 0, max: 1 },
   ),
   punctuatedNames: num(
-    0.25,
+    PUNCTUATED_SHARE,
     "Share of the renamings' made-up names that take a punctuated shape of real names ('Tralo K.B.' as 'Washington D.C.', 'St. Mesin's', 'Brelo-de-Kano', 'Tralo and Mesin'): a policy that copies a name must copy through its marks, and stop at the sentence's period after it.",
     { min: 0, max: 1 },
   ),

@@ -279,9 +279,9 @@ function refigure(example: QaExample, all: string, generator: Generator): Map<st
  * same one wherever it occurs (longer names first, so `Trondheim Fjord` is one name, not `Trondheim` +
  * `Fjord`): half of the time a name from `pool`, otherwise a made-up one (`madeUpName`, with `pieces`
  * where given and the share `punctuated` of punctuated shapes; a made-up code for a currency code), never
- * a name the texts mention; the two figures of a
- * comparison are redrawn in the same order (see `refigure`). `restore` maps the new names back, so that a
- * search or an answer written in the renamed world can be run and scored in the real one.
+ * a name the texts mention; the two figures of a comparison are redrawn in the same order (see
+ * `refigure`). `restore` maps the new names back, so that a search or an answer written in the renamed
+ * world can be run and scored in the real one.
  */
 export function entityRenamer(
   example: QaExample,
