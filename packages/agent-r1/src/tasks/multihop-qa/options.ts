@@ -4,7 +4,12 @@
  * for evaluation. Each is defined once, like the trainer's keys.
  */
 import { type Static, type TSchema, bool, num, section, str } from '../../options/schema.js';
-import { PUNCTUATED_SHARE } from './rename.js';
+
+/**
+ * The share of the renamings' made-up names that take a punctuated shape (rename.ts' SHAPES) unless a run
+ * says otherwise. Here, not in rename.ts: the task registry reads this schema without loading the task.
+ */
+export const PUNCTUATED_SHARE = 0.25;
 
 /** One setting per training stage, under `warmStart` and `rl`. */
 const perStage = <S extends TSchema>(doc: string, make: (stage: string) => S) =>

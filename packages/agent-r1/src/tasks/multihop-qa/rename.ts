@@ -11,6 +11,7 @@ import type { EntityRenaming } from '../task.js';
 import { parseArea, splitTitle } from './scripted.js';
 import { formatArea } from './data/build.js';
 import type { QaExample } from './data/types.js';
+import { PUNCTUATED_SHARE } from './options.js';
 import { isComparison } from './swapped.js';
 
 const ONSETS = [
@@ -140,9 +141,6 @@ function vocabularyWord(pieces: NamePieces, generator: Generator): string {
   for (let attempt = 0; attempt < 20 && unfit(word); attempt++) word = glue();
   return unfit(word) ? madeUpWord(generator) : word;
 }
-
-/** The share of made-up names that take a punctuated shape (SHAPES) unless a task says otherwise. */
-export const PUNCTUATED_SHARE = 0.25;
 
 /**
  * A made-up name: one word, two words one time in five (`Tralo Mesin`), and the share `punctuated` of the
