@@ -144,7 +144,7 @@ describe('multihop-qa with taskOptions.compareTool', () => {
     const ep = await runTextEpisode(task.makeEnv(), q, task.scripted!(q, 0));
     const texts = [ep.prompt, ...ep.actions, ...ep.observations.filter((o): o is string => o !== null)];
     for (let seed = 0; seed < 20; seed++) {
-      const renaming = task.renameEntities!(q, texts, new Generator(seed));
+      const renaming = task.renameEntities!(q, texts, new Generator(seed), 'warm-start');
       const call = /<compare> (.+?)<\/compare>/.exec(renaming.apply(ep.actions[2]))![1];
       const result = await compareTool().execute({ values: call });
       expect(`\n<result>${result.content}</result>\n`).toBe(renaming.apply(ep.observations[2]!));

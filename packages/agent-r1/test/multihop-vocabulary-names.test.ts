@@ -33,7 +33,9 @@ describe('taskOptions.vocabularyNames', () => {
     const renamed = (task: typeof plain) => {
       const g = new Generator(0);
       return task.train.flatMap((q) =>
-        Array.from({ length: 5 }, () => task.renameEntities!(q, [q.question], g).apply(q.question)),
+        Array.from({ length: 5 }, () =>
+          task.renameEntities!(q, [q.question], g, 'warm-start').apply(q.question),
+        ),
       );
     };
     const covered = (texts: string[], ids: number[]) => {

@@ -92,9 +92,15 @@ export interface AgentTask<Example = unknown> {
   /**
    * A renaming of one episode's entities (found in its texts, all of them given: prompt, actions,
    * observations), consistent across texts, with new names drawn from `generator`: an augmentation that
-   * teaches copying names from the context instead of recalling the training set's.
+   * teaches copying names from the context instead of recalling the training set's. `stage` is the stage
+   * that plays the episode, for a task whose names differ by stage.
    */
-  renameEntities?(example: Example, texts: readonly string[], generator: Generator): EntityRenaming;
+  renameEntities?(
+    example: Example,
+    texts: readonly string[],
+    generator: Generator,
+    stage: TrainingStage,
+  ): EntityRenaming;
   /**
    * Info keys scored on the answer, the main one first (e.g. 'em', 'f1'): 0 for a trajectory that never
    * answered. They name the step metrics, the evaluations and the results table's columns.

@@ -42,7 +42,7 @@ export function rlRenamings<E>(
         texts = demonstrationTexts(demo);
         textsOf.set(example, texts);
       }
-      out.set(example, renameEntities(example, texts, generator));
+      out.set(example, renameEntities(example, texts, generator, 'rl'));
     }
     return out;
   };

@@ -116,7 +116,7 @@ export async function warmStartData<E>(
     const { example, demo } = recorded[i];
     const texts = demonstrationTexts(demo);
     for (let attempt = 0; attempt < RENAME_TRIES; attempt++) {
-      const { apply } = task.renameEntities!(example, texts, generator);
+      const { apply } = task.renameEntities!(example, texts, generator, 'warm-start');
       const renamed = rewriteDemonstration(demo, task.codec, limits, apply);
       if (renamed) return renamed;
     }

@@ -29,10 +29,9 @@ export const MultihopOptionsSchema = section('Options of the multi-hop QA task.'
     "Share of the renamings' made-up names whose words are glued from the tokenizer's own word pieces (' Camb' + 'ota' → 'Cambota') rather than from syllables ('Brelouk'): a test name is cut into pieces some of which no training text holds ('itzerland', ' Camb'), and a policy has only ever read those as tokens it was never trained on; glued into made-up names, every such part of a word is read as part of a name. A piece that is a whole word of the corpus (' Iran') is never glued on: read only as the start of made-up words, it would teach that the word goes on ('Iranada').",
     { min: 0, max: 1 },
   ),
-  punctuatedNames: num(
-    PUNCTUATED_SHARE,
+  punctuatedNames: perStage(
     "Share of the renamings' made-up names that take a punctuated shape of real names ('Tralo K.B.' as 'Washington D.C.', 'St. Mesin's', 'Brelo-de-Kano', 'Tralo and Mesin'): a policy that copies a name must copy through its marks, and stop at the sentence's period after it.",
-    { min: 0, max: 1 },
+    (stage) => num(PUNCTUATED_SHARE, `In ${stage}.`, { min: 0, max: 1 }),
   ),
   balanceKinds: perStage(
     "Balance the question kinds (templates): a kind's share of the draws goes as (its count)^(1 - balance); 0 keeps the data's mix, 1 draws every kind equally often.",

@@ -313,7 +313,7 @@ export async function multihopQaTask(
     // the paper's models), test places included, as it is in the documents the tool returns.
     pretrainTexts: () => r.dataset.corpus.map((d) => `${d.title}: ${d.contents}`),
     scripted: (ex) => scriptedSearcher(ex, r.docs, style),
-    renameEntities: (ex, texts, generator) =>
-      entityRenamer(ex, texts, namePool, generator, pieces, own.punctuatedNames),
+    renameEntities: (ex, texts, generator, stage) =>
+      entityRenamer(ex, texts, namePool, generator, pieces, own.punctuatedNames[STAGE_KEY[stage]]),
   };
 }
