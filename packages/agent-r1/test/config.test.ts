@@ -317,6 +317,7 @@ describe("a task's own options (taskOptions)", () => {
       swappedComparisons: false,
       compareTool: true,
       compareStatements: true,
+      comparisonsNeedVerdict: false,
       plan: true,
       bridgeTypes: true,
       searchTitleBoost: 2,

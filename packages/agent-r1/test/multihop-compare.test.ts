@@ -234,3 +234,68 @@ describe('multihop-qa with taskOptions.compareStatements', () => {
     expect(ep.toolCalls.map((c) => c.name)).toEqual(['search', 'search']);
   });
 });
+
+describe('multihop-qa with taskOptions.comparisonsNeedVerdict', () => {
+  const tmp = mkdtempSync(join(tmpdir(), 'multihop-verdict-'));
+  afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+  const load = (comparisonsNeedVerdict: boolean) =>
+    multihopQaTask(
+      {
+        rollout: { maxTurns: 4 },
+        taskOptions: { compareTool: true, compareStatements: true, comparisonsNeedVerdict },
+      },
+      { cacheDir: tmp },
+    );
+  const outcome = (ep: { rewards: { kind: string; value: number }[] }) =>
+    ep.rewards.filter((r) => r.kind === 'outcome').reduce((s, r) => s + r.value, 0);
+  const comparison = (kind: QaExample['kind']) =>
+    loadMultihopResources().dataset.questions.test.find((q) => q.kind === kind)!;
+  /** Searches both options, makes `call`, then answers `answer` whatever the tool said. */
+  const policy = (q: QaExample, call: string, answer: string) => {
+    const [x, y] = comparisonOptions(q.question)!;
+    const actions = [
+      `<search> ${x} geography</search>`,
+      `<search> ${y} geography</search>`,
+      `<compare> ${call}</compare>`,
+      `<answer> ${answer}</answer>`,
+    ];
+    let turn = 0;
+    return () => actions[turn++];
+  };
+
+  it('pays a right answer that names the verdict, and not one after a refused call or against the verdict; the EM is unchanged', async () => {
+    const [strict, lenient] = [await load(true), await load(false)];
+    const q = comparison('compare_area');
+    const [x, y] = comparisonOptions(q.question)!;
+    const [ax, ay] = q.evidence!;
+    const right = q.answers[0];
+    const cases = [
+      { call: `${x} ${ax} ; ${y} ${ay}`, paid: 1 },
+      // Refused: a label without its figure.
+      { call: `${x} ; ${y} ${ay}`, paid: 0 },
+      // The figures swapped: the verdict names the other option, and the right answer goes against it.
+      { call: `${x} ${ay} ; ${y} ${ax}`, paid: 0 },
+    ];
+    for (const { call, paid } of cases) {
+      const ep = await runTextEpisode(strict.makeEnv(), q, policy(q, call, right));
+      expect(ep.info.em, call).toBe(1);
+      expect(outcome(ep), call).toBe(paid);
+      expect(outcome(await runTextEpisode(lenient.makeEnv(), q, policy(q, call, right))), call).toBe(1);
+    }
+    // Other questions are paid as before: the scripted searcher's 1-hop answer.
+    const other = strict.test!.find((e) => e.hops === 1 && !e.kind.startsWith('compare'))!;
+    expect(outcome(await runTextEpisode(strict.makeEnv(), other, strict.scripted!(other, 0)))).toBe(1);
+  });
+
+  it("pays a landlocked comparison's answer only where it names the statements' verdict", async () => {
+    const strict = await load(true);
+    const q = comparison('compare_landlocked');
+    const ep = await runTextEpisode(strict.makeEnv(), q, strict.scripted!(q, 0));
+    expect(ep.toolCalls.some((c) => c.name === 'compare' && c.content.startsWith(ONLY))).toBe(true);
+    expect(outcome(ep)).toBe(1);
+    const [x, y] = comparisonOptions(q.question)!;
+    const tie = await runTextEpisode(strict.makeEnv(), q, policy(q, `${x} 1 ; ${y} 1`, q.answers[0]));
+    expect(tie.info.em).toBe(1);
+    expect(outcome(tie)).toBe(0);
+  });
+});

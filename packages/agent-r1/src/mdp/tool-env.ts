@@ -45,8 +45,11 @@ export interface ToolEnvConfig<Example> {
   formatReward?: number;
   /** The prompt text of an example, given the format's system prompt for the registered tools. */
   buildPrompt(example: Example, systemPrompt: string): string;
-  /** The outcome reward of an answer (e.g. exact match) and what to report about it (EM, F1, …). */
-  score(example: Example, answer: string): ScoreResult | Promise<ScoreResult>;
+  /**
+   * The outcome reward of an answer (e.g. exact match) and what to report about it (EM, F1, …), given the
+   * episode's successful tool calls (for a reward that asks what the answer rests on).
+   */
+  score(example: Example, answer: string, calls: readonly CallRecord[]): ScoreResult | Promise<ScoreResult>;
   /** Credit the tools' own rewards (and `callReward`'s) as process rewards (default false). */
   processRewards?: boolean;
   /**
@@ -89,7 +92,7 @@ export class ToolEnv<Example = unknown> implements AgentEnv<Example> {
   #turn = 0;
   #penalised = 0;
   #calls = 0;
-  /** This episode's successful calls, for `callReward`. */
+  /** This episode's successful calls, for `callReward` and `score`. */
   #history: CallRecord[] = [];
 
   constructor(config: ToolEnvConfig<Example>) {
@@ -146,7 +149,7 @@ export class ToolEnv<Example = unknown> implements AgentEnv<Example> {
 
     if (parsed.answer !== null) {
       this.#done = true;
-      const { reward, info } = await c.score(example, parsed.answer);
+      const { reward, info } = await c.score(example, parsed.answer, this.#history);
       rewards.push({ value: reward, kind: 'outcome' });
       if (parsed.errors.length > 0) penalise();
       else if (c.formatReward) rewards.push({ value: c.formatReward, kind: 'format' });

@@ -7,7 +7,7 @@
  */
 import type { Tokenizer } from '@agent-r1/nn';
 import type { EnvFactory } from '../../mdp/env.js';
-import { ToolEnv } from '../../mdp/tool-env.js';
+import { type CallRecord, ToolEnv } from '../../mdp/tool-env.js';
 import { exactMatch, f1Score, normalizeAnswer } from '../../rewards/qa.js';
 import type { ChatTools } from '../../tools/formats/chat.js';
 import { ANSWER_TAG, type ToolCallFormat } from '../../tools/formats/format.js';
@@ -16,10 +16,11 @@ import { ToolRegistry } from '../../tools/registry.js';
 import type { Tool } from '../../tools/tool.js';
 import type { AgentTask, TaskVocabulary } from '../task.js';
 import type { Doc, QaExample } from './data/types.js';
-import { COMPARE_TOOL, LARGEST, ONLY, compareTool } from './compare-tool.js';
+import { COMPARE_TOOL, LARGEST, ONLY, compareTool, verdictLabel } from './compare-tool.js';
 import { retrievalReward } from './retrieval-reward.js';
 import type { SearchIndex } from './search/bm25.js';
 import { SEARCH_TOOL, searchTool } from './search/tool.js';
+import { comparesWithTool } from './plan.js';
 
 export const MULTIHOP_SPECIAL_TOKENS = [
   '<search>',
@@ -100,6 +101,22 @@ export interface MultihopEnvOptions extends StyleOptions {
    * documents (`makeMultihopEnv`'s `docs`).
    */
   retrievalReward?: number;
+  /**
+   * Pay the answer to a comparison the compare tool serves (`comparesWithTool`) its outcome reward only
+   * where it names the verdict of a compare call the episode made (`Largest: X` → `X`): a right answer
+   * after a refused call, or against the verdict, is a guess. The reported EM is not changed. Default
+   * false.
+   */
+  comparisonsNeedVerdict?: boolean;
+}
+
+/** Whether `answer` names the label of a compare verdict among the episode's successful `calls`. */
+export function answersAVerdict(answer: string, calls: readonly CallRecord[]): boolean {
+  const named = normalizeAnswer(answer);
+  return calls.some((call) => {
+    const label = call.name === COMPARE_TOOL ? verdictLabel(call.content) : null;
+    return label !== null && normalizeAnswer(label) === named;
+  });
 }
 
 /**
@@ -251,9 +268,16 @@ export function makeMultihopEnv(
       maxTurns: options.maxTurns ?? 4,
       formatReward: options.formatReward ?? 0.1,
       buildPrompt: (ex) => style.prompt(ex),
-      score: (ex, answer) => {
+      score: (ex, answer, calls) => {
         const s = scoreAnswer(answer, ex.answers);
-        return { reward: s.em, info: { ...s, hops: ex.hops, kind: ex.kind, gold: ex.answers[0] ?? '' } };
+        const guessed =
+          options.comparisonsNeedVerdict === true &&
+          comparesWithTool(ex.kind, options) &&
+          !answersAVerdict(answer, calls);
+        return {
+          reward: guessed ? 0 : s.em,
+          info: { ...s, hops: ex.hops, kind: ex.kind, gold: ex.answers[0] ?? '' },
+        };
       },
       ...(retrieval !== 0 && docs
         ? {

@@ -53,6 +53,10 @@ export const MultihopOptionsSchema = section('Options of the multi-hop QA task.'
     false,
     "With compareTool: the tool compares statements too ('Mongolia is landlocked ; Peru is not landlocked' → 'Only: Mongolia'), the scripted demonstrations of a landlocked comparison call it with the two sentences they read, and 'Only:' is one token of the tokenizer: the policy copies what each page says and the tool tells which one holds.",
   ),
+  comparisonsNeedVerdict: bool(
+    false,
+    "With compareTool: a comparison's answer earns its reward only where it names the verdict of a compare call the episode made ('Largest: Brazil' → 'Brazil'), so that RL does not pay a right answer after a refused call, or against the verdict, which is a guess. The reported EM is unchanged.",
+  ),
   plan: bool(
     false,
     "The scripted demonstrations think a plan before each tool call, in the question's words: what the searches still to come are to find ('<think> region country capital</think><search> city Calgary</search>', then 'country capital', then 'capital'), then 'compare' where they call the compare tool ('area area compare', 'area compare', 'compare'), and before the answer the empty plan ('<think></think><answer> …'); '<think>' and '</think>' are tokens of the tokenizer: a chain's last search, whether a second result is compared or answered, and when to answer then follow a goal a few tokens back, not the question's first words. For a policy trained from scratch.",

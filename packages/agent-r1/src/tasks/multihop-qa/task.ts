@@ -233,7 +233,11 @@ export async function multihopQaTask(
     compareStatements: own.compareStatements,
     plan: own.plan,
   };
-  const envOptions = multihopEnvOptions(config, styleOptions, ownCorpus);
+  const envOptions = multihopEnvOptions(
+    config,
+    { ...styleOptions, comparisonsNeedVerdict: own.comparisonsNeedVerdict },
+    ownCorpus,
+  );
   // The user's questions first: a bad line stops the run before an index or a tokenizer is built.
   const test = withSwappedComparisons(
     questionsFile === '' ? r.dataset.questions.test : loadQuestionsJsonl(questionsFile),
