@@ -191,6 +191,7 @@ export class TrainPanel {
             );
             await nextTask();
           }
+          run.average?.copyToParams();
         } finally {
           run.dispose();
         }

@@ -2,9 +2,10 @@
  * The RL stage's moving parts, apart from its checkpoints, logs and progress bar (./trainer.ts): the
  * optimizer, a separate critic, the KL reference, the seeded generators (rollouts, prompt draws, renamings)
  * and one step: draw the step's prompts (renamed as the task says), take the learning rate of the
- * schedule, run `rlStep`. No file here: a web page runs the same steps.
+ * schedule, run `rlStep`, fold the weights into their average (`train.emaDecay`). No file here: a web page
+ * runs the same steps.
  */
-import { AdamW, type TransformerLM } from '@agent-r1/nn';
+import { AdamW, type TransformerLM, WeightAverage } from '@agent-r1/nn';
 import { Generator } from '@agent-r1/tensor';
 import { RenamingEnv } from '../mdp/renaming-env.js';
 import type { AgentTask, EntityRenaming } from '../tasks/task.js';
@@ -22,13 +23,18 @@ export interface RlRun<E> {
   optimizer: AdamW;
   critic: TransformerLM | null;
   criticOptimizer: AdamW | null;
+  /**
+   * The moving average of the policy's weights (`train.emaDecay`; null without one), updated after each
+   * step: `average.copyToParams()` after the last step makes the policy the stage's output.
+   */
+  average: WeightAverage | null;
   /** The generators a checkpoint saves and a resume restores. */
   generators: { rollout: Generator; data: Generator; rename: Generator };
   /** Makes the KL reference a frozen copy of the policy as it is now (the start of RL), if the config has a KL term. */
   startReference(): void;
   /** RL step `step` (1-based); `tracer` traces the step's kernels (the update, not the prompt draws). */
   step(step: number, tracer?: StepTracer | null): Promise<StepMetrics>;
-  /** Frees the optimizers, the critic and the reference (not the policy). */
+  /** Frees the optimizers, the weight average, the critic and the reference (not the policy). */
   dispose(): void;
 }
 
@@ -44,6 +50,10 @@ export function rlRun<E>(config: TrainConfig, task: AgentTask<E>, policy: Transf
   const criticOptimizer = critic
     ? new AdamW(critic.parameters(), { lr: config.train.criticLr, weightDecay: config.train.weightDecay })
     : null;
+  const average =
+    config.train.emaDecay > 0
+      ? new WeightAverage(policy.parameters(), { decay: config.train.emaDecay })
+      : null;
   const generators = {
     rollout: new Generator(config.seed),
     data: new Generator(config.seed + 1),
@@ -74,6 +84,7 @@ export function rlRun<E>(config: TrainConfig, task: AgentTask<E>, policy: Transf
     optimizer,
     critic,
     criticOptimizer,
+    average,
     generators,
     startReference() {
       if (config.algorithm.klCoef <= 0) return;
@@ -100,6 +111,7 @@ export function rlRun<E>(config: TrainConfig, task: AgentTask<E>, policy: Transf
       tracer?.begin('rl', step);
       const { metrics } = await rlStep(ctx, examples, lr, drawMore);
       tracer?.end('rl', step);
+      average?.update();
       return metrics;
     },
     dispose() {
@@ -107,6 +119,7 @@ export function rlRun<E>(config: TrainConfig, task: AgentTask<E>, policy: Transf
       critic?.dispose();
       optimizer.dispose();
       criticOptimizer?.dispose();
+      average?.dispose();
     },
   };
 }

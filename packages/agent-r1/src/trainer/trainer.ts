@@ -46,6 +46,7 @@ export interface TrainResult {
   /** RL steps taken in this run (after any resumed ones). */
   steps: number;
   metrics: StepMetrics[];
+  /** Greedy validation by step; with a weight average (`train.emaDecay`) the last one is the average's. */
   evaluations: { step: number; evaluation: Omit<Evaluation, 'trajectories'> }[];
   policy: TransformerLM;
 }
@@ -53,6 +54,8 @@ export interface TrainResult {
 interface SavedState {
   step: number;
   warmStarted: boolean;
+  /** Set once the finished stage wrote its weight average into the policy (`train.emaDecay`). */
+  averaged?: boolean;
 }
 
 /**
@@ -77,6 +80,14 @@ async function readRunState(policyDir: string, config: TrainConfig): Promise<Sav
     throw bad(
       'step',
       `is ${saved.step}, past train.steps (${config.train.steps}): raise train.steps to continue the run`,
+    );
+  if (saved.averaged !== undefined && typeof saved.averaged !== 'boolean')
+    throw bad('averaged', 'must be true or false');
+  // The policy of a stage that finished with a weight average is the average: its output, not a point to
+  // continue training from.
+  if (saved.averaged && (saved.step as number) < config.train.steps)
+    throw new Error(
+      `resume: ${policyDir} finished at step ${saved.step} and holds the average of its weights (train.emaDecay); it cannot be continued to ${config.train.steps} steps: use another checkpoint.dir, or checkpoint.resume=false to start over`,
     );
   return saved as SavedState;
 }
@@ -110,7 +121,7 @@ export async function trainAgent<E>(
     );
   const policy = buildPolicy(config, task.vocabSize, pretrained?.transformer);
   const run = rlRun(config, task, policy);
-  const { optimizer, critic, criticOptimizer, generators } = run;
+  const { optimizer, critic, criticOptimizer, average, generators } = run;
   let state: SavedState = { step: 0, warmStarted: false };
   const usesReference = config.algorithm.klCoef > 0;
   // Everything an RL step changes is one checkpoint folder: the policy, its optimizer, the generators, the
@@ -136,6 +147,7 @@ export async function trainAgent<E>(
       state = await loadCheckpoint<SavedState>(policyDir, {
         model: policy,
         optimizer,
+        ...(average ? { average } : {}),
         generators,
         companions: companions(),
       });
@@ -166,6 +178,7 @@ export async function trainAgent<E>(
     await saveCheckpoint(policyDir, {
       model: policy,
       optimizer,
+      ...(average ? { average } : {}),
       generators,
       state,
       files: describe,
@@ -177,10 +190,10 @@ export async function trainAgent<E>(
   const metricsLog = openMetricsLog(config.log.dir, { fromStep: state.step === 0 ? 0 : state.step + 1 });
   const validation = task.validation.slice(0, config.eval.examples);
   const result: TrainResult = { steps: 0, metrics: [], evaluations: [], policy };
-  const runEval = async (step: number) => {
+  const runEval = async (step: number, what = '') => {
     const { trajectories: _, ...evaluation } = await evaluate(policy, task, validation, config.rollout);
     result.evaluations.push({ step, evaluation });
-    log(`eval @${step}: ${describeEvaluation(evaluation)}`);
+    log(`eval @${step}${what}: ${describeEvaluation(evaluation)}`);
     return evaluation;
   };
   // The starting point (after the warm start), so the curve of validation EM begins before any RL.
@@ -210,6 +223,14 @@ export async function trainAgent<E>(
   progress.stop();
   tracer?.close();
   metricsLog.close();
+  if (average && !state.averaged && state.step > 0) {
+    average.copyToParams();
+    state.averaged = true;
+    log(
+      `rl: the policy is the average of its weights over ${average.updates} steps (train.emaDecay ${average.decay})`,
+    );
+    if (validation.length > 0) await runEval(state.step, ' (weight average)');
+  }
   if (validation.length > 0 && result.evaluations.at(-1)?.step !== state.step) await runEval(state.step);
   await save();
   if (pretrained) log(`the trained policy as a Hugging Face folder: ${join(dir, HF_EXPORT_DIR)}`);
