@@ -58,8 +58,7 @@ export const presets: Record<string, PartialTrainConfig> = {
    * recall them, and the rare question kinds repeated (kinds balanced halfway); then 160 GRPO steps on
    * every training question, renamed and balanced the same way, on the groups whose rewards differ, with a
    * KL penalty to the warm start, its output the average of the policy's weights over the last steps; then
-   * the results table on the test split. What each choice did,
-   * measured, is in docs/history.md.
+   * the results table on the test split. What each choice did, measured, is in docs/history.md.
    */
   multihop: {
     task: 'multihop-qa',
@@ -145,9 +144,8 @@ export const presets: Record<string, PartialTrainConfig> = {
       microBatchSize: 8,
       lr: 0.0003,
       warmupSteps: 0,
-      // The output is the average of the policy's weights over the last steps (about 20): the last step's
-      // weights move with its 32 samples. Better over all test questions on every seed of three, by
-      // 0.2 to 0.5 points (docs/history.md).
+      // The output is the average of the policy's weights over about the last 20 steps, not the last
+      // step's weights, which move with that step's 32 samples (docs/history.md).
       emaDecay: 0.95,
     },
     eval: { every: 20, examples: 128 },

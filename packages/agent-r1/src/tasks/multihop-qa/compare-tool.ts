@@ -22,7 +22,10 @@ export const LARGEST = 'Largest:';
 /** What the label follows where exactly one statement holds; a special token like LARGEST, for the same reason. */
 export const ONLY = 'Only:';
 
-/** The label a compare result names (`Largest: Brazil` → `Brazil`, `Only: Mongolia`); null for a tie, a refusal or any other text. */
+/**
+ * The label a compare result names (`Largest: Brazil` → `Brazil`, `Only: Mongolia`); null for a tie, a
+ * refusal or any other text.
+ */
 export function verdictLabel(content: string): string | null {
   for (const marker of [LARGEST, ONLY])
     if (content.startsWith(`${marker} `)) return content.slice(marker.length + 1).trim();
