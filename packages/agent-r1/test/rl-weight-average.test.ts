@@ -11,6 +11,7 @@ import { type TrainConfig, resolveConfig } from '../src/trainer/config.js';
 import type { StepMetrics } from '../src/trainer/rl-step.js';
 import { trainAgent } from '../src/trainer/trainer.js';
 import { TINY_REVEAL, TINY_STAGES } from './support/tiny-model.js';
+import { expectMovingAverage } from './support/weight-average.js';
 
 // rlStep made to throw after some steps: an interrupted run.
 const interrupt = vi.hoisted(() => ({ afterSteps: Number.POSITIVE_INFINITY, done: 0 }));
@@ -75,15 +76,7 @@ describe('the RL weight average (train.emaDecay)', () => {
     const plain = await run('plain', 4, false);
     const averaged = await run('averaged', 4, false, ema);
     expect(strip(averaged.metrics)).toEqual(strip(plain.metrics));
-    const norm = 1 - decay ** 4;
-    averaged.weights.forEach(([name, values], j) => {
-      expect(name).toBe(iterates[3][j][0]);
-      values.forEach((v, i) => {
-        const expected =
-          iterates.reduce((s, w, k) => s + (1 - decay) * decay ** (3 - k) * w[j][1][i], 0) / norm;
-        expect(v).toBeCloseTo(expected, 5);
-      });
-    });
+    expectMovingAverage(averaged.weights, iterates, decay);
     expect(averaged.weights).not.toEqual(iterates[3]);
     // The validation after the last step is the average's, and says so.
     expect(averaged.lines).toContain(

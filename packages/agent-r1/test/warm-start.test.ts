@@ -18,6 +18,7 @@ import { buildPolicy } from '../src/trainer/models.js';
 import { sftStep } from '../src/trainer/sft.js';
 import { WARM_START_METRICS, lengthBucketedBatches, warmStart } from '../src/trainer/warm-start.js';
 import { interrupt } from './support/interruptible-sft.js';
+import { expectMovingAverage } from './support/weight-average.js';
 
 // sftStep made to throw after some steps: an interrupted run.
 vi.mock('../src/trainer/sft.js', async (importOriginal) =>
@@ -308,15 +309,7 @@ describe('warmStart with a weight average (sft.emaDecay)', () => {
     for (let k = 1; k <= 4; k++) iterates.push((await run(`iterate-${k}`, k, false)).w);
     const averaged = await run('averaged', 4, false, [`sft.emaDecay=${decay}`]);
     expect(losses(averaged.c)).toEqual(losses(config('iterate-4', 4, false)));
-    const norm = 1 - decay ** 4;
-    averaged.w.forEach(([name, values], j) => {
-      expect(name).toBe(iterates[3][j][0]);
-      values.forEach((v, i) => {
-        const expected =
-          iterates.reduce((s, w, k) => s + (1 - decay) * decay ** (3 - k) * w[j][1][i], 0) / norm;
-        expect(v).toBeCloseTo(expected, 5);
-      });
-    });
+    expectMovingAverage(averaged.w, iterates, decay);
     expect(averaged.w).not.toEqual(iterates[3]);
   }, 120_000);
 
