@@ -11,27 +11,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTask } from '../src/tasks/index.js';
 import { type TrainConfig, resolveConfig } from '../src/trainer/config.js';
 import { trainAgent } from '../src/trainer/trainer.js';
-import { TINY_REVEAL, TINY_STAGES } from './support/tiny-model.js';
+import { tinyRun } from './support/tiny-model.js';
 
 const root = mkdtempSync(join(tmpdir(), 'agent-r1-resume-state-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
 const config = (dir: string, extra: string[] = []): TrainConfig =>
   resolveConfig({
-    overrides: [
-      ...TINY_REVEAL,
-      ...TINY_STAGES,
-      'threads=1',
-      'sft.steps=2',
-      'train.steps=2',
-      'algorithm.klCoef=0.1',
-      'eval.every=0',
-      'checkpoint.resume=true',
-      `checkpoint.dir=${join(dir, 'checkpoints')}`,
-      `log.dir=${dir}`,
-      'log.progress=none',
-      ...extra,
-    ],
+    overrides: [...tinyRun(dir), 'train.steps=2', 'checkpoint.resume=true', ...extra],
   });
 
 const train = async (c: TrainConfig) => (await trainAgent(c, await createTask(c))).policy.dispose();

@@ -10,7 +10,7 @@ import { createTask } from '../src/tasks/index.js';
 import { type TrainConfig, resolveConfig } from '../src/trainer/config.js';
 import type { StepMetrics } from '../src/trainer/rl-step.js';
 import { trainAgent } from '../src/trainer/trainer.js';
-import { TINY_REVEAL, TINY_STAGES } from './support/tiny-model.js';
+import { tinyRun } from './support/tiny-model.js';
 import { expectMovingAverage } from './support/weight-average.js';
 
 // rlStep made to throw after some steps: an interrupted run.
@@ -33,22 +33,13 @@ const decay = 0.6;
 const config = (name: string, steps: number, resume: boolean, extra: string[] = []): TrainConfig =>
   resolveConfig({
     overrides: [
-      ...TINY_REVEAL,
-      ...TINY_STAGES,
-      // One thread: the runs below are compared to the bit.
-      'threads=1',
-      'sft.steps=2',
+      ...tinyRun(join(root, name)),
       `train.steps=${steps}`,
       // A constant rate from the first step: a run stopped after k steps took the k first steps of a longer one.
       'train.warmupSteps=0',
-      'algorithm.klCoef=0.1',
-      'eval.every=0',
       'eval.examples=4',
       'checkpoint.every=2',
       `checkpoint.resume=${resume}`,
-      `checkpoint.dir=${join(root, name, 'checkpoints')}`,
-      `log.dir=${join(root, name)}`,
-      'log.progress=none',
       ...extra,
     ],
   });

@@ -26,6 +26,24 @@ export interface StageResume<S> {
   check?: (saved: S) => void;
 }
 
+/**
+ * Throws when a saved stage finished with a weight average (`averaged`) and is asked for more steps: its
+ * model is the average, the stage's output, not a point to continue training from. `key` names the
+ * setting that averages (`sft.emaDecay`, `train.emaDecay`).
+ */
+export function refuseToContinueAverage(
+  label: string,
+  dir: string,
+  saved: { step: number; averaged?: boolean },
+  steps: number,
+  key: string,
+): void {
+  if (saved.averaged && saved.step < steps)
+    throw new Error(
+      `${label}: ${dir} finished at step ${saved.step} and holds the average of its weights (${key}); it cannot be continued to ${steps} steps: use another checkpoint.dir, or checkpoint.resume=false to start over`,
+    );
+}
+
 /** 'complete' when the stage is finished (its model loaded), else the state to continue from. */
 export async function resumeStage<S extends { step: number }>(
   config: Pick<TrainConfig, 'checkpoint'>,

@@ -28,6 +28,7 @@ import {
 import { openMetricsLog, readMetrics } from './metrics-log.js';
 import { initPolicy } from '../checkpoints/init.js';
 import { agentFiles } from '../checkpoints/agent-files.js';
+import { refuseToContinueAverage } from '../checkpoints/stage-checkpoint.js';
 import { exportPretrainedPolicy } from '../checkpoints/pretrained.js';
 import { buildPolicy } from './models.js';
 import { plotMetrics } from './plot.js';
@@ -83,12 +84,7 @@ async function readRunState(policyDir: string, config: TrainConfig): Promise<Sav
     );
   if (saved.averaged !== undefined && typeof saved.averaged !== 'boolean')
     throw bad('averaged', 'must be true or false');
-  // The policy of a stage that finished with a weight average is the average: its output, not a point to
-  // continue training from.
-  if (saved.averaged && (saved.step as number) < config.train.steps)
-    throw new Error(
-      `resume: ${policyDir} finished at step ${saved.step} and holds the average of its weights (train.emaDecay); it cannot be continued to ${config.train.steps} steps: use another checkpoint.dir, or checkpoint.resume=false to start over`,
-    );
+  refuseToContinueAverage('resume', policyDir, saved as SavedState, config.train.steps, 'train.emaDecay');
   return saved as SavedState;
 }
 

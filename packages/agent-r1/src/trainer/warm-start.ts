@@ -13,7 +13,7 @@ import type { TrainConfig } from './config.js';
 import { openMetricsLog } from './metrics-log.js';
 import { createProgress } from './progress.js';
 import { warmStartData, warmStartOptimizers, warmStartStep } from './warm-start-steps.js';
-import { resumeStage } from '../checkpoints/stage-checkpoint.js';
+import { refuseToContinueAverage, resumeStage } from '../checkpoints/stage-checkpoint.js';
 
 export { lengthBucketedBatches } from './warm-start-steps.js';
 
@@ -53,14 +53,8 @@ export async function warmStart<E>(
       dir,
       steps: sft.steps,
       parts: { model: policy, optimizer, average },
-      // A stage that finished with a weight average saved the average alone: its output, not a point to
-      // continue training from.
-      check: (saved) => {
-        if (saved.averaged && saved.step < sft.steps)
-          throw new Error(
-            `warm start: ${dir} finished at step ${saved.step} and holds the average of its weights (sft.emaDecay); it cannot be continued to ${sft.steps} steps: use another checkpoint.dir, or checkpoint.resume=false to start over`,
-          );
-      },
+      // A stage that finished with a weight average saved the average alone.
+      check: (saved) => refuseToContinueAverage('warm start', dir, saved, sft.steps, 'sft.emaDecay'),
     },
     log,
   );

@@ -1,3 +1,5 @@
+import { join } from 'node:path';
+
 /** Config overrides for the smallest policy the trainer tests use: one layer of width 16, 16 tokens. */
 export const TINY_MODEL = [
   'model.dModel=16',
@@ -24,4 +26,20 @@ export const TINY_STAGES = [
   'train.promptsPerStep=2',
   'train.miniBatchSize=8',
   'train.microBatchSize=4',
+];
+
+/**
+ * A whole tiny run on one thread (so that runs compare to the bit), writing under `dir`: two warm-start
+ * steps, a KL reference, no periodic validation, no progress output. Add the RL steps and the resume flag.
+ */
+export const tinyRun = (dir: string): string[] => [
+  ...TINY_REVEAL,
+  ...TINY_STAGES,
+  'threads=1',
+  'sft.steps=2',
+  'algorithm.klCoef=0.1',
+  'eval.every=0',
+  `checkpoint.dir=${join(dir, 'checkpoints')}`,
+  `log.dir=${dir}`,
+  'log.progress=none',
 ];
