@@ -5,12 +5,13 @@
  * where the policy's most likely token differs from the call's at any of them; a second figure counts as
  * the first one's copied where a most likely token that is wrong there is the first figure's at that offset.
  *
- *   npx tsx --conditions=@agent-r1/source scripts/compare-copy-probe.ts <policy folder> [test|train]
+ *   npx tsx --conditions=@agent-r1/source scripts/compare-copy-probe.ts <policy folder> [test|train|renamed]
  *
- * On `train` it reads the training split's area comparisons (names the policy was trained on); by default
- * the test split's (names it never saw).
+ * By default it reads the test split's area comparisons (names the policy never saw); on `train` the training
+ * split's (names it was trained on), on `renamed` the training split's with made-up names, renamed as the
+ * warm start renames them (seed 0).
  */
-import { noGrad, tensor, tidy } from '@agent-r1/tensor';
+import { Generator, noGrad, tensor, tidy } from '@agent-r1/tensor';
 import { loadAgent } from '../packages/agent-r1/src/checkpoints/load-agent.js';
 import { runTextEpisode } from '../packages/agent-r1/src/mdp/text-episode.js';
 import type { QaExample } from '../packages/agent-r1/src/tasks/multihop-qa/data/types.js';
@@ -20,16 +21,18 @@ const PARTS = ['label 1', 'figure 1', 'label 2', 'figure 2'] as const;
 const CALL = /^\s*(.*?\S)\s+(\S+)\s*;\s*(.*?\S)\s+(\S+)\s*$/;
 
 const [dir, split = 'test'] = process.argv.slice(2);
-if (dir === undefined || (split !== 'test' && split !== 'train'))
-  throw new Error('usage: compare-copy-probe.ts <policy folder> [test|train]');
+if (dir === undefined || !['test', 'train', 'renamed'].includes(split))
+  throw new Error('usage: compare-copy-probe.ts <policy folder> [test|train|renamed]');
 const agent = await loadAgent<QaExample>(dir, { overrides: ['threads=1'] });
 const { task, policy } = agent;
 const codec = task.codec;
-const examples = comparisons(split === 'train' ? task.train : (task.test ?? []));
+const examples = comparisons(split === 'test' ? (task.test ?? []) : task.train);
+const generator = new Generator(0);
 const wrong = new Map<string, number>(PARTS.map((p) => [p, 0]));
 let calls = 0;
 let callsWrong = 0;
 let secondAsFirst = 0;
+let tooLong = 0;
 
 for (const [i, example] of examples.entries()) {
   const scripted = task.scripted?.(example, i);
@@ -39,7 +42,14 @@ for (const [i, example] of examples.entries()) {
   if (turn < 0) continue;
   let head = episode.prompt;
   for (let t = 0; t < turn; t++) head += episode.actions[t] + (episode.observations[t] ?? '');
-  const action = episode.actions[turn];
+  let action = episode.actions[turn];
+  if (split === 'renamed') {
+    const texts = [episode.prompt, ...episode.actions, ...episode.observations.filter((o) => o !== null)];
+    const renaming = task.renameEntities?.(example, texts, generator, 'warmStart');
+    if (renaming === undefined) throw new Error(`${dir}: its task does not rename entities`);
+    head = renaming.apply(head);
+    action = renaming.apply(action);
+  }
   const open = action.indexOf('<compare>') + '<compare>'.length;
   head += action.slice(0, open);
   const args = action.slice(open, action.indexOf('</compare>'));
@@ -53,6 +63,11 @@ for (const [i, example] of examples.entries()) {
     ends.push(codec.encode(head + args.slice(0, from)).length);
   }
   const ids = codec.encode(head + args);
+  // A renamed episode can outgrow the policy's context, as in training, where it is cut: left out here.
+  if (ids.length > agent.config.model.maxLength) {
+    tooLong++;
+    continue;
+  }
   const logProbs = tidy(() =>
     noGrad(() => {
       const input = tensor(Int32Array.from(ids), { shape: [1, ids.length] });
@@ -84,7 +99,8 @@ for (const [i, example] of examples.entries()) {
 agent.dispose();
 const byPart = PARTS.map((p) => `${p} ${wrong.get(p)}`).join(', ');
 console.log(
-  `${dir} (${split}): ${callsWrong} of ${calls} compare calls wrong (${byPart}; figure 2 as figure 1's: ${secondAsFirst})`,
+  `${dir} (${split}): ${callsWrong} of ${calls} compare calls wrong (${byPart}; figure 2 as figure 1's: ${secondAsFirst})` +
+    (tooLong > 0 ? `; ${tooLong} longer than the policy's context left out` : ''),
 );
 
 /** The split's area comparisons, each with its swapped twin where the task has one, each once. */
