@@ -107,6 +107,29 @@ describe('multihop-qa with taskOptions.compareTool', () => {
     }
   });
 
+  it('with digitGroups the tokenizer reads a figure in digit runs, the same tokens in the call as in the document', async () => {
+    const r = loadMultihopResources();
+    const dir = mkdtempSync(join(tmpdir(), 'multihop-digits-'));
+    try {
+      const single = await multihopTokenizer(r, { cacheDir: dir, compareTool: true });
+      const grouped = await multihopTokenizer(r, { cacheDir: dir, compareTool: true, digitGroups: true });
+      expect(readdirSync(dir).filter((f) => f.endsWith('-compare-digits3.json'))).toHaveLength(1);
+      expect(grouped.pretokenizer).toBe('split-punct-digits3');
+      const pieces = (t: typeof grouped, text: string) => t.encode(text).map((id) => t.decode([id]));
+      expect(pieces(single, '1,246,700')).toHaveLength(9);
+      const figure = pieces(grouped, '1,246,700');
+      expect(figure.join('')).toBe('1,246,700');
+      expect(figure.length).toBeLessThanOrEqual(7);
+      for (const piece of figure) expect(piece).toMatch(/^(\d{1,3}|,)$/);
+      const sentence = pieces(grouped, 'Its area is 1,246,700 square kilometres.');
+      const call = pieces(grouped, '<compare> Angola 1,246,700 ; Anguilla 91</compare>');
+      expect(sentence.join('|')).toContain(figure.join('|'));
+      expect(call.join('|')).toContain(figure.join('|'));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('the scripted searcher compares the two areas it read, once, and answers every comparison both ways', async () => {
     const comparisons = test().filter((q) => q.kind.startsWith('compare'));
     expect(comparisons.filter(isSwappedComparison).length * 2).toBe(comparisons.length);

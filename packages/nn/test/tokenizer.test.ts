@@ -82,6 +82,36 @@ describe('pretokenize', () => {
     ]);
   });
 
+  it('split-punct-digits3: digits in runs of up to three, left to right; marks and words as split-digits-punct', () => {
+    const text = "is Washington D.C.. Area 181,035 km², 1285216 St. George's";
+    expect(pretokenize(text, 'split-punct-digits3')).toEqual([
+      ...pretokenize('is Washington D.C.. Area ', 'split-digits-punct'),
+      ...['181', ',', '035', ' km', '²', ',', ' ', '128', '521', '6'],
+      ...pretokenize(" St. George's", 'split-digits-punct'),
+    ]);
+    fc.assert(
+      fc.property(fc.string({ unit: 'binary' }), (s) => pretokenize(s, 'split-punct-digits3').join('') === s),
+    );
+  });
+
+  it('split-punct-digits3: a figure copied out of a sentence is the same tokens, one or two per group', () => {
+    const figures = Array.from({ length: 300 }, (_, i) => `${(i * 7919) % 1000},${(i * 104729) % 1000} `);
+    const split = trainBpe([englishLike(50_000, 2), `Its area is ${figures.join('')}`.repeat(3)], {
+      vocabSize: 600,
+      pretokenizer: 'split-punct-digits3',
+    });
+    const inSentence = split.encode('Its area is 246,700 square kilometres.');
+    const alone = split.encode(' 246,700');
+    const pieces = alone.map((id) => split.decode([id]));
+    expect(pieces.join('')).toBe(' 246,700');
+    // The space is a piece of its own before a digit, so the figure's tokens follow `is` in the sentence.
+    expect(inSentence.join(',')).toContain(alone.slice(1).join(','));
+    expect(alone.length - 1).toBeLessThanOrEqual(2 * 2 + 1);
+    const restored = Tokenizer.fromJSON(JSON.parse(JSON.stringify(split)));
+    expect(restored.pretokenizer).toBe('split-punct-digits3');
+    expect(restored.encode('12,345,678')).toEqual(split.encode('12,345,678'));
+  });
+
   it('split-digits-punct: a name copied out of a sentence is the same tokens as inside it', () => {
     const split = trainBpe([englishLike(50_000, 2), 'Washington D.C.. '.repeat(50), '181,035 '.repeat(50)], {
       vocabSize: 400,
@@ -276,7 +306,7 @@ describe('save and load', () => {
       [{ ...good, version: 2 }, 'field "version" must be 1, got 2'],
       [
         { ...good, pretokenizer: 'cl100k' },
-        'field "pretokenizer" must be "gpt2" or "split-digits-punct", got "cl100k"',
+        'field "pretokenizer" must be "gpt2", "split-digits-punct" or "split-punct-digits3", got "cl100k"',
       ],
       [{ ...good, merges: undefined }, 'missing field "merges"'],
       [{ ...good, merges: {} }, 'field "merges" must be an array, got {}'],

@@ -5,6 +5,7 @@ export {
   PRETOKENIZER_NAMES,
   type PretokenizerName,
   SPLIT_DIGITS_PUNCT_PATTERN,
+  SPLIT_PUNCT_DIGITS3_PATTERN,
   pretokenize,
 } from './pretokenize.js';
 export { type TokenizerJSON, parseTokenizerJSON } from './serialize.js';

@@ -8,6 +8,9 @@
  *   own (a mark keeps an optional leading space; a digit never has one). Text copied out of a longer text
  *   is then the same tokens as it was there: in `is Washington D.C..` the name's final `.` is a token, not
  *   half of a `..` piece, and `181,035` is six digits and a comma however it is grouped.
+ * - `split-punct-digits3`: the same, except that digits go in runs of up to three, left to right, as in
+ *   GPT-4's pattern (`181,035` → `181`, `,`, `035`; BPE may merge inside a run): a figure written with
+ *   thousands commas is then as many pieces as it has groups, and a copy of it is the same pieces again.
  */
 
 /** The GPT-2 pre-tokenisation regex, with Unicode property escapes. */
@@ -17,7 +20,15 @@ export const GPT2_PATTERN = /'(?:[sdmt]|ll|ve|re)| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\
 export const SPLIT_DIGITS_PUNCT_PATTERN =
   /'(?:[sdmt]|ll|ve|re)| ?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]|\s+(?!\S)|\s+/gu;
 
-const PATTERNS = { gpt2: GPT2_PATTERN, 'split-digits-punct': SPLIT_DIGITS_PUNCT_PATTERN } as const;
+/** `split-digits-punct` with digits in runs of up to three (see the module comment). */
+export const SPLIT_PUNCT_DIGITS3_PATTERN =
+  /'(?:[sdmt]|ll|ve|re)| ?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]|\s+(?!\S)|\s+/gu;
+
+const PATTERNS = {
+  gpt2: GPT2_PATTERN,
+  'split-digits-punct': SPLIT_DIGITS_PUNCT_PATTERN,
+  'split-punct-digits3': SPLIT_PUNCT_DIGITS3_PATTERN,
+} as const;
 
 /** The pre-tokenisers by name; the name is stored in saved tokenizers. */
 export type PretokenizerName = keyof typeof PATTERNS;

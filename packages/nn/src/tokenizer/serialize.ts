@@ -2,7 +2,7 @@
  * The tokenizer's JSON form, and its validation with errors that name the source and the bad field.
  *
  * {
- *   "type": "byte-bpe", "version": 1, "pretokenizer": "gpt2",     // or "split-digits-punct"
+ *   "type": "byte-bpe", "version": 1, "pretokenizer": "gpt2",     // or "split-digits-punct", "split-punct-digits3"
  *   "merges": [[116, 104], [32, 116], ...],   // merge r joins the pair into token id 256 + r
  *   "specialTokens": ["<eos>", "<pad>", ...]  // ids 256 + merges.length + i
  * }
@@ -66,7 +66,8 @@ export function parseTokenizerJSON(json: unknown, source = 'JSON'): TokenizerSpe
   if (!('pretokenizer' in obj)) throw new Error(`${where}: missing field "pretokenizer"`);
   const pretokenizer = obj.pretokenizer as PretokenizerName;
   if (!PRETOKENIZER_NAMES.includes(pretokenizer)) {
-    const known = PRETOKENIZER_NAMES.map((n) => JSON.stringify(n)).join(' or ');
+    const names = PRETOKENIZER_NAMES.map((n) => JSON.stringify(n));
+    const known = `${names.slice(0, -1).join(', ')} or ${names.at(-1)}`;
     throw new Error(`${where}: field "pretokenizer" must be ${known}, got ${describe(obj.pretokenizer)}`);
   }
   for (const field of ['merges', 'specialTokens']) {

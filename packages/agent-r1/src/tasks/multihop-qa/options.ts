@@ -70,6 +70,10 @@ export const MultihopOptionsSchema = section('Options of the multi-hop QA task.'
     "The search index's weight of a match in a document's title against one in its text: at 2, 'Suriname geography' ranks the page titled 'Suriname (geography)' first, above 'Suriname' and 'Suriname River', which name Suriname more often, so that its area is among the first lines the policy reads rather than cut off.",
     { min: 0 },
   ),
+  digitGroups: bool(
+    false,
+    "The tokenizer reads digits in runs of up to three ('181,035' → '181', ',', '035', BPE merging inside a run) rather than one token per digit: a figure is copied as a few group tokens, not a string of digits where one repeats ('1,181,181'), which a copy can loop on or skip. Trains its own tokenizer, cached under its own name.",
+  ),
   questions: str(
     '',
     'A JSONL file of questions ({"question", "golden_answers"}, optional "hops") replacing the test split.',

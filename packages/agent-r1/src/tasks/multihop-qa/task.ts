@@ -138,21 +138,23 @@ async function demonstrationTexts(
  * The tokenizer: byte-level BPE trained on the corpus and 500 scripted episodes of the training split,
  * with the tags and `<eos>` as special tokens (and the compare tags, with episodes that call it, where
  * `options.compareTool`; its statements' verdict too where `options.compareStatements`; the think tags, with
- * episodes that plan, where `options.plan`); deterministic, and cached as JSON under `cacheDir`.
+ * episodes that plan, where `options.plan`); digits in runs of up to three where `options.digitGroups`, one
+ * per token otherwise; deterministic, and cached as JSON under `cacheDir`.
  */
 export async function multihopTokenizer(
   r: MultihopResources,
-  options: { cacheDir?: string; vocabSize?: number } & MultihopEnvOptions = {},
+  options: { cacheDir?: string; vocabSize?: number; digitGroups?: boolean } & MultihopEnvOptions = {},
 ): Promise<Tokenizer> {
   const vocabSize = options.vocabSize ?? 3000;
   const cacheDir = options.cacheDir ?? DEFAULT_MULTIHOP_CACHE_DIR;
-  // Each option that changes the tokenizer's training texts or special tokens names its own cache file.
+  // Each option that changes the tokenizer's training texts, special tokens or pieces names its own cache file.
   const suffixes = [
     options.compareTool && 'compare',
     options.compareTool && options.compareStatements && 'statements',
     options.plan && 'plan',
     r.bridgeTypes && 'types',
     r.titleBoost !== DEFAULT_SEARCH_INDEX_OPTIONS.titleBoost && `title${r.titleBoost}`,
+    options.digitGroups && 'digits3',
   ].filter((s): s is string => typeof s === 'string');
   const file = join(
     cacheDir,
@@ -177,12 +179,13 @@ export async function multihopTokenizer(
       style,
     )),
   ];
-  // Single digits and punctuation marks: a name or number written in an action is then the same tokens as
-  // in the document it was read from (`Washington D.C.` out of `…is Washington D.C..`), so it can be copied.
+  // Single punctuation marks, and single digits or runs of up to three: a name or number written in an
+  // action is then the same tokens as in the document it was read from (`Washington D.C.` out of `…is
+  // Washington D.C..`), so it can be copied.
   const tokenizer = trainBpe(texts, {
     vocabSize,
     specialTokens,
-    pretokenizer: 'split-digits-punct',
+    pretokenizer: options.digitGroups ? 'split-punct-digits3' : 'split-digits-punct',
   });
   await mkdir(cacheDir, { recursive: true });
   await tokenizer.save(file);
@@ -253,7 +256,10 @@ export async function multihopQaTask(
   const makeEnv = makeMultihopEnv(index, envOptions, r.docs, style);
   const vocabulary = chat
     ? chat.vocabulary
-    : tagVocabulary(await multihopTokenizer(r, styleOptions), envOptions);
+    : tagVocabulary(
+        await multihopTokenizer(r, { ...styleOptions, digitGroups: own.digitGroups }),
+        envOptions,
+      );
   const { train, validation } = r.dataset.questions;
   const namePool = renamePool(train);
   const pieces =
