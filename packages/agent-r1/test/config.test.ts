@@ -321,6 +321,7 @@ describe("a task's own options (taskOptions)", () => {
       plan: true,
       bridgeTypes: true,
       searchTitleBoost: 2,
+      digitGroups: false,
       questions: '',
       corpus: '',
     });
