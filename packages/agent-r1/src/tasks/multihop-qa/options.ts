@@ -72,7 +72,7 @@ export const MultihopOptionsSchema = section('Options of the multi-hop QA task.'
   ),
   digitGroups: bool(
     false,
-    "The tokenizer reads digits in runs of up to three ('181,035' → '181', ',', '035', BPE merging inside a run) rather than one token per digit: a figure is copied as a few group tokens, not a string of digits where one repeats ('1,181,181'), which a copy can loop on or skip. Trains its own tokenizer, cached under its own name.",
+    "The tokenizer reads digits in runs of up to three ('181,035' → '181', ',', '035', each run one to three BPE tokens) rather than one token per digit: a figure is fewer tokens to copy, and fewer of them repeat within it ('1,181,181'). Trains its own tokenizer, cached under its own name.",
   ),
   questions: str(
     '',
