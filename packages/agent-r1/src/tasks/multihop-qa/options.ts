@@ -72,7 +72,7 @@ export const MultihopOptionsSchema = section('Options of the multi-hop QA task.'
   ),
   digitGroups: bool(
     false,
-    "The tokenizer reads digits in runs of up to three ('181,035' → '181', ',', '035', each run one to three BPE tokens) rather than one token per digit: a figure is fewer tokens to copy, and fewer of them repeat within it ('1,181,181'). Trains its own tokenizer, cached under its own name.",
+    "The tokenizer reads digits in runs of up to three ('181,035' → '181', ',', '035', each run one to three BPE tokens) rather than one token per digit: a figure is fewer tokens to copy, and fewer of them repeat within it ('1,181,181'). Trains its own tokenizer, cached under its own name. Off in the multihop preset: its warm starts were worse with it (docs/history.md).",
   ),
   questions: str(
     '',
