@@ -63,7 +63,7 @@ for (const [i, example] of examples.entries()) {
     ends.push(codec.encode(head + args.slice(0, from)).length);
   }
   const ids = codec.encode(head + args);
-  // A renamed episode can outgrow the policy's context, as in training, where it is cut: left out here.
+  // Made-up names are more tokens: a renamed episode can outgrow the policy's context. Left out here.
   if (ids.length > agent.config.model.maxLength) {
     tooLong++;
     continue;
@@ -104,10 +104,10 @@ console.log(
 );
 
 /** The split's area comparisons, each with its swapped twin where the task has one, each once. */
-function comparisons(split: readonly QaExample[]): QaExample[] {
+function comparisons(questions: readonly QaExample[]): QaExample[] {
   const seen = new Set<string>();
   const out: QaExample[] = [];
-  for (const e of split.filter((x) => x.kind === 'compare_area'))
+  for (const e of questions.filter((x) => x.kind === 'compare_area'))
     for (const x of [e, task.twinOf?.(e)])
       if (x !== undefined && !seen.has(x.id)) {
         seen.add(x.id);
