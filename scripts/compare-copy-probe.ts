@@ -45,7 +45,7 @@ for (const [i, example] of examples.entries()) {
   let action = episode.actions[turn];
   if (split === 'renamed') {
     const texts = [episode.prompt, ...episode.actions, ...episode.observations.filter((o) => o !== null)];
-    const renaming = task.renameEntities?.(example, texts, generator, 'warmStart');
+    const renaming = task.renameEntities?.(example, texts, generator, 'warm-start');
     if (renaming === undefined) throw new Error(`${dir}: its task does not rename entities`);
     head = renaming.apply(head);
     action = renaming.apply(action);
