@@ -22,7 +22,7 @@ export interface SuiteOptions {
     optim: Tolerance;
     /** uniform and randint (randint is compared exactly, being int32). */
     random: Tolerance;
-    /** normal: Box–Muller through the device's f32 log/cos; log(u) near u = 1 loses relative precision. */
+    /** normal: Box–Muller through the device's f32 log, sqrt and cos. */
     normal: Tolerance;
   };
 }

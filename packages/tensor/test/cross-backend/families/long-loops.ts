@@ -133,5 +133,19 @@ export function familiesLongLoops(
         runs,
       );
     });
+
+    test('normal: a draw whose uniform is 1 - 9e-7 (log near 1) gives the CPU radius', async () => {
+      // Element 371 draws u = 0.99999911, a radius of 0.0013; WGSL's log near 1 had put it 3% off.
+      await checkSame(
+        device,
+        (dev) => {
+          const gen = new Generator(253570091814);
+          gen.position = 414570403;
+          return [normal([372], 1, 2, { device: dev, generator: gen })];
+        },
+        tol.normal,
+        'normal draw with u near 1',
+      );
+    });
   });
 }

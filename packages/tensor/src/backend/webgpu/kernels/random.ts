@@ -32,15 +32,32 @@ fn threefry(k0: u32, k1: u32, c0: u32, c1: u32) -> vec2<u32> {
 fn word_to_unit(w: u32) -> f32 { return (f32(w >> 9u) + 0.5) / 8388608.0; }
 `;
 
+/**
+ * Box–Muller within WGSL's accuracy guarantees. WGSL bounds log's error absolutely near 1 (2^-21), so for
+ * u = 1 - e close to 1 the radius sqrt(-2 log u) would be off by percents: there -log(1 - e) is its series
+ * in e, exact to f32 rounding (e itself is exact: u has 24 significant bits). And cos is bounded only on
+ * [-π, π]: cos(2πv) is taken as -cos(2π(v - 1/2)), whose argument stays there (v - 1/2 is exact too).
+ */
+const NORMAL = /* wgsl */ `
+fn neg_log_unit(w: u32) -> f32 {
+  let e = (f32(8388607u - (w >> 9u)) + 0.5) / 8388608.0;
+  if (e < 0.0625) {
+    return e * (1.0 + e * (0.5 + e * (0.33333334 + e * (0.25 + e * (0.2 + e * (0.16666667 + e * 0.14285715))))));
+  }
+  return -log(word_to_unit(w));
+}
+fn standard_normal(w: vec2<u32>) -> f32 {
+  return sqrt(2.0 * neg_log_unit(w.x)) * -cos(6.283185307179586 * (word_to_unit(w.y) - 0.5));
+}
+`;
+
 export function random(queue: GpuQueue, out: View, args: RandomArgs): void {
   const n = sizeOfShape(out.shape);
   if (n === 0) return;
   const t = storageType(out.dtype);
   let value: string;
   if (args.distribution === 'uniform') value = 'pf(5u) + pf(6u) * word_to_unit(w.x)';
-  else if (args.distribution === 'normal')
-    value =
-      'pf(5u) + pf(6u) * sqrt(-2.0 * log(word_to_unit(w.x))) * cos(6.283185307179586 * word_to_unit(w.y))';
+  else if (args.distribution === 'normal') value = 'pf(5u) + pf(6u) * standard_normal(w)';
   // randint: a + (w0 mod range), with the range an exact u32.
   else value = 'f32(pi(5u)) + f32(w.x % pu(6u))';
   const store =
@@ -54,6 +71,7 @@ export function random(queue: GpuQueue, out: View, args: RandomArgs): void {
     () => `${PARAMS}
 ${buffer(1, 'out', out.dtype, true)}
 ${THREEFRY}
+${args.distribution === 'normal' ? NORMAL : ''}
 @compute @workgroup_size(${WG})
 fn main(${GROUP_BUILTINS}) {
   ${LINEAR_GROUP}
