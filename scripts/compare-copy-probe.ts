@@ -11,8 +11,9 @@
  * split's (names it was trained on), on `renamed` the training split's with made-up names, renamed as the
  * warm start renames them (seed 0).
  */
-import { Generator, noGrad, tensor, tidy } from '@agent-r1/tensor';
+import { Generator } from '@agent-r1/tensor';
 import { loadAgent } from '../packages/agent-r1/src/checkpoints/load-agent.js';
+import { scoreTokens } from '../packages/agent-r1/src/evaluation/imitation.js';
 import { runTextEpisode } from '../packages/agent-r1/src/mdp/text-episode.js';
 import type { QaExample } from '../packages/agent-r1/src/tasks/multihop-qa/data/types.js';
 
@@ -68,22 +69,16 @@ for (const [i, example] of examples.entries()) {
     tooLong++;
     continue;
   }
-  const logProbs = tidy(() =>
-    noGrad(() => {
-      const input = tensor(Int32Array.from(ids), { shape: [1, ids.length] });
-      const out = policy.forward(input, { tokens: [Int32Array.from(ids)] });
-      return out.logits.logSoftmax(-1).toArraySync() as number[][][];
-    }),
-  )[0];
   let start = codec.encode(head).length;
+  const targets = Array.from({ length: ids.length - start }, (_, k) => start + k);
+  const scores = await scoreTokens(policy, ids, targets);
   let anyWrong = false;
   const firstFigure = ids.slice(ends[0], ends[1]);
   PARTS.forEach((part, j) => {
     let partWrong = false;
     let copiesFirst = false;
     for (let t = start; t < ends[j]; t++) {
-      const row = logProbs[t - 1];
-      const likeliest = row.indexOf(Math.max(...row));
+      const { likeliest } = scores[t - targets[0]];
       if (likeliest === ids[t]) continue;
       partWrong = true;
       if (part === 'figure 2' && likeliest === firstFigure[t - start]) copiesFirst = true;

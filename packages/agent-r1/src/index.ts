@@ -197,10 +197,12 @@ export {
 export { type EpisodeRecord, episodeRecords, writeEpisodes } from './evaluation/episodes.js';
 export {
   type ActionPart,
+  type ForcedToken,
   type ImitationGroup,
   type ImitationReport,
   imitationReport,
   imitationTable,
+  scoreTokens,
 } from './evaluation/imitation.js';
 export { type SftOptions, type SftStepResult, sftStep } from './trainer/sft.js';
 export { demonstrate } from './trainer/demonstrations.js';

@@ -58,21 +58,28 @@ function callTag(action: readonly number[], codec: TextCodec): { name: string; a
   return { name: 'untagged', at: 0 };
 }
 
-/** Per action token of one trajectory: [turn label, part, nll, greedy?]. */
-async function scoreTrajectory(
+/** One teacher-forced token: its negative log-likelihood, and the policy's greedy choice in its place. */
+export interface ForcedToken {
+  nll: number;
+  likeliest: number;
+}
+
+/**
+ * Teacher-forced on `tokens`, the policy's score of each token at `targets` (indices into `tokens`, each ≥ 1):
+ * one forward pass over the tokens before the last target, with logits only where a target is predicted.
+ */
+export async function scoreTokens(
   policy: TransformerLM,
-  traj: Trajectory,
-  codec: TextCodec,
-): Promise<[string, ActionPart, number, boolean][]> {
-  const T = traj.tokens.length;
-  const positions: number[] = [];
-  for (let t = 1; t < T; t++) if (traj.actionMask[t]) positions.push(t - 1);
-  if (positions.length === 0) return [];
-  const inputs = Int32Array.from(traj.tokens.slice(0, T - 1));
+  tokens: readonly number[],
+  targets: readonly number[],
+): Promise<ForcedToken[]> {
+  if (targets.length === 0) return [];
+  const positions = targets.map((t) => t - 1);
+  const inputs = Int32Array.from(tokens.slice(0, Math.max(...targets)));
   const logSoftmax = tidy(() =>
     noGrad(() =>
       policy
-        .forward(tensor(inputs, { shape: [1, T - 1], device: policy.config.device }), {
+        .forward(tensor(inputs, { shape: [1, inputs.length], device: policy.config.device }), {
           positions: [positions],
           tokens: [inputs],
         })
@@ -85,7 +92,23 @@ async function scoreTrajectory(
   } finally {
     logSoftmax.dispose();
   }
-  const V = logprobs.length / positions.length;
+  const V = logprobs.length / targets.length;
+  return targets.map((t, q) => {
+    let best = 0;
+    for (let v = 1; v < V; v++) if (logprobs[q * V + v] > logprobs[q * V + best]) best = v;
+    return { nll: -logprobs[q * V + tokens[t]], likeliest: best };
+  });
+}
+
+/** Per action token of one trajectory: [turn label, part, nll, greedy?]. */
+async function scoreTrajectory(
+  policy: TransformerLM,
+  traj: Trajectory,
+  codec: TextCodec,
+): Promise<[string, ActionPart, number, boolean][]> {
+  const targets: number[] = [];
+  for (let t = 1; t < traj.tokens.length; t++) if (traj.actionMask[t]) targets.push(t);
+  const scores = await scoreTokens(policy, traj.tokens, targets);
   const seen = new Map<string, number>();
   const labels = traj.turns.map((turn) => {
     const { name, at } = callTag(traj.tokens.slice(turn.actionStart, turn.actionEnd), codec);
@@ -94,17 +117,13 @@ async function scoreTrajectory(
     const last = codec.decode(traj.tokens.slice(turn.actionEnd - 1, turn.actionEnd)).trim();
     return { label: `${name} ${n}`, callAt: at, closes: /^<\/[\w-]+>$/.test(last) };
   });
-  return positions.map((p, q) => {
-    const t = p + 1;
-    const target = traj.tokens[t];
-    let best = 0;
-    for (let v = 1; v < V; v++) if (logprobs[q * V + v] > logprobs[q * V + best]) best = v;
+  return targets.map((t, q) => {
     const i = traj.turns.findIndex((turn) => t >= turn.actionStart && t < turn.actionEnd);
     const turn = traj.turns[i];
     const { callAt, closes } = labels[i];
     const k = t - turn.actionStart;
     const part = k < callAt ? 'plan' : partOf(k - callAt, turn.actionEnd - turn.actionStart - callAt, closes);
-    return [labels[i].label, part, -logprobs[q * V + target], best === target];
+    return [labels[i].label, part, scores[q].nll, scores[q].likeliest === traj.tokens[t]];
   });
 }
 
