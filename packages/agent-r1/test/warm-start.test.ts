@@ -151,6 +151,7 @@ async function sftFixture(name: string, taskConfig = REVEAL) {
     contextWeight?: number;
     answerWeight?: number;
     decisionWeight?: number;
+    toolWeights?: ReadonlyMap<string, number>;
   }) => {
     const policy = buildPolicy(c, task.vocabSize);
     const optimizer = new AdamW(policy.parameters(), { lr: 0.01 });
@@ -232,9 +233,71 @@ describe('sftStep', () => {
     expect(mixed.result.loss).toBeCloseTo((O + 2 * D + 5 * B) / (n.O + 2 * n.D + 5 * n.B), 5);
     expect(mixed.after).not.toEqual((await run(5, 1)).after);
   });
+
+  it("weights the tokens of a named tool's calls after their tag, apart from the tags and the answer", async () => {
+    const { demos, step } = await sftFixture('tools', MULTIHOP);
+    // Token counts: each action's first token (D), the last action's other tokens (B), the other tokens of
+    // the actions that call search (S), the rest (O).
+    const n = { D: 0, B: 0, S: 0, O: 0 };
+    for (const d of demos) {
+      const starts = new Set(d.turns.map((turn) => turn.actionStart));
+      const last = d.turns.at(-1)!;
+      const searches = d.toolCalls.filter((c) => c.name === 'search').map((c) => d.turns[c.turn]);
+      for (let t = 0; t < d.tokens.length; t++) {
+        if (!d.actionMask[t]) continue;
+        if (starts.has(t)) n.D++;
+        else if (t > last.actionStart && t < last.actionEnd) n.B++;
+        else if (searches.some((turn) => t > turn.actionStart && t < turn.actionEnd)) n.S++;
+        else n.O++;
+      }
+    }
+    expect(Math.min(n.D, n.B, n.S)).toBeGreaterThan(0);
+    const run = (answer: number, decision: number, search: number) =>
+      step({ answerWeight: answer, decisionWeight: decision, toolWeights: new Map([['search', search]]) });
+    // Four runs give the four classes' NLL sums; a fifth with other weights must agree with them.
+    const total = (r: { result: { loss: number } }, a: number, d: number, s: number) =>
+      r.result.loss * (n.O + d * n.D + a * n.B + s * n.S);
+    const plain = total(await run(1, 1, 1), 1, 1, 1);
+    const D = (total(await run(1, 3, 1), 1, 3, 1) - plain) / 2;
+    const B = (total(await run(3, 1, 1), 3, 1, 1) - plain) / 2;
+    const S = (total(await run(1, 1, 3), 1, 1, 3) - plain) / 2;
+    const O = plain - D - B - S;
+    const mixed = await run(5, 2, 4);
+    // float32 losses: agreement to 1e-5.
+    expect(mixed.result.loss).toBeCloseTo(
+      (O + 2 * D + 5 * B + 4 * S) / (n.O + 2 * n.D + 5 * n.B + 4 * n.S),
+      5,
+    );
+    expect(mixed.after).not.toEqual((await run(5, 2, 1)).after);
+  });
 });
 
 describe('warmStart', () => {
+  it.each([
+    [
+      'calculator=2',
+      "sft.toolWeights: no demonstration calls tool 'calculator' (they call: compare, search)",
+    ],
+    ['search=0', "sft.toolWeights: expected tool=factor with a factor above 0, got 'search=0'"],
+    ['search=2,search=3', "sft.toolWeights: tool 'search' is given twice"],
+  ])(
+    'refuses sft.toolWeights=%s, naming the tool',
+    async (weights, message) => {
+      const c = config(
+        'tool-weights',
+        1,
+        false,
+        [`sft.toolWeights=${weights}`, 'sft.demonstrations=40'],
+        MULTIHOP,
+      );
+      const task = await createTask(c);
+      const policy = buildPolicy(c, task.vocabSize);
+      await expect(warmStart(c, task, policy, () => {})).rejects.toThrow(message);
+      policy.dispose();
+    },
+    60_000,
+  );
+
   it('resumes an interrupted warm start exactly where it stopped', async () => {
     const task = await createTask(config('task', 1, false));
     const straight = config('straight', 6, false, ['sft.contextWeight=0.3']);

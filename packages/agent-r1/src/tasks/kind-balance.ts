@@ -6,6 +6,7 @@
  * `kindBoost` then multiplies named kinds' weights (`compare_area=2`: twice that kind's share before the
  * weights are scaled back to mean 1), for a kind that needs more examples than its count says.
  */
+import { parseNamedFactors } from '../options/named-factors.js';
 
 /** How a stage mixes kinds, and the option keys that set it (named in errors). */
 export interface KindMix {
@@ -17,17 +18,7 @@ export interface KindMix {
 
 /** `compare_area=2, capital=0.5` → factor by kind; `setting` names the option in errors. */
 export function parseKindBoost(spec: string, setting: string): Map<string, number> {
-  const out = new Map<string, number>();
-  for (const part of spec.split(',')) {
-    if (part.trim() === '') continue;
-    const m = /^\s*([^=\s]+)\s*=\s*([^=\s]+)\s*$/.exec(part);
-    const factor = m ? Number(m[2]) : Number.NaN;
-    if (!m || !Number.isFinite(factor) || factor <= 0)
-      throw new Error(`${setting}: expected kind=factor with a factor above 0, got '${part.trim()}'`);
-    if (out.has(m[1])) throw new Error(`${setting}: kind '${m[1]}' is given twice`);
-    out.set(m[1], factor);
-  }
-  return out;
+  return parseNamedFactors(spec, setting, 'kind');
 }
 
 /** Whether `mix` changes the data's mix at all: a balance above 0, or at least one boosted kind. */

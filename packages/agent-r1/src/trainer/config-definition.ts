@@ -165,6 +165,10 @@ const SftSchema = section("The supervised warm start on the task's scripted demo
     "Weight of each action's first token (a tool's tag or the answer's: where the policy chooses to act again or to answer), relative to the other action tokens (1: all alike).",
     { above: 0 },
   ),
+  toolWeights: str(
+    '',
+    "Weights of the tokens of each action that calls the named tools, after its first token, relative to the other action tokens, as `tool=factor` pairs (`compare=4`; '': all alike): a call whose arguments are copied from far back is a few tokens of an episode. Multiplies `answerWeight` where both apply; a tool no demonstration calls is an error.",
+  ),
   bucketByLength: bool(
     true,
     'Draw each batch from demonstrations of similar length (less padding: attention costs grow with the square of the padded length). Turn it off where length tracks behaviour (in a toy task a guess is shorter than a tool call), so that every batch mixes the behaviours.',

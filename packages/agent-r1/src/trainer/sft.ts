@@ -29,12 +29,18 @@ export interface SftOptions {
    * episode's 60–100 action tokens, and the choice a small policy gets wrong from the question's wording.
    */
   decisionWeight?: number;
+  /**
+   * Weight of the tokens of each action that calls a named tool, after its first token, by tool name
+   * (`compare` → 4); the others 1. A tool whose arguments are copied from far back (a compare call's labels
+   * and figures) is a few tokens of an episode, as the answer is. Multiplies `answerWeight` where both apply.
+   */
+  toolWeights?: ReadonlyMap<string, number>;
   /** Residual dropout in the step's passes (TransformerLM's `dropout` forward option); default none. */
   dropout?: SequenceOptions['dropout'];
 }
 
 export interface SftStepResult {
-  /** Mean negative log-likelihood per action token (weighted by `answerWeight` and `decisionWeight`). */
+  /** Mean negative log-likelihood per action token (weighted by `answerWeight`, `decisionWeight`, `toolWeights`). */
   loss: number;
   /** Mean negative log-likelihood per prompt/observation token (NaN when contextWeight is 0). */
   contextLoss: number;
@@ -50,24 +56,43 @@ function contextMask(attention: Float64Array, action: Float64Array): Float64Arra
 const count = (rows: readonly Float64Array[]) =>
   rows.reduce((n, row) => n + row.reduce((a, b) => a + b, 0), 0);
 
+interface ActionWeights {
+  answer: number;
+  decision: number;
+  tools: ReadonlyMap<string, number>;
+}
+
+const unweighted = (w: ActionWeights) =>
+  w.answer === 1 && w.decision === 1 && [...w.tools.values()].every((x) => x === 1);
+
 /**
- * The action mask weighted: each action's first token (the choice of tool or answer) by `decision`, and the
- * last action's other tokens (the answer itself) by `answer` (the batch is right-padded). The answer's tag
- * takes the decision weight, not the answer's: weighting it as the answer would teach answering over a tool
- * call as much as the answer itself.
+ * The action mask weighted: each action's first token (the choice of tool or answer) by `decision`, the
+ * last action's other tokens (the answer itself) by `answer`, and the other tokens of an action calling a
+ * weighted tool by that tool's weight (the batch is right-padded). The answer's tag takes the decision
+ * weight, not the answer's: weighting it as the answer would teach answering over a tool call as much as
+ * the answer itself.
  */
 function weightedActions(
   demos: readonly Trajectory[],
   actionMask: readonly Float64Array[],
-  weights: { answer: number; decision: number },
+  weights: ActionWeights,
 ) {
   return actionMask.map((mask, r) => {
-    const turns = demos[r].turns;
+    const { turns, toolCalls } = demos[r];
     const row = Float64Array.from(mask);
+    const scaleAfterTag = (turn: (typeof turns)[number] | undefined, factor: number) => {
+      if (turn) for (let t = turn.actionStart + 1; t < turn.actionEnd; t++) row[t] *= factor;
+    };
     for (const turn of turns)
       if (turn.actionEnd > turn.actionStart) row[turn.actionStart] *= weights.decision;
-    const last = turns.at(-1);
-    if (last) for (let t = last.actionStart + 1; t < last.actionEnd; t++) row[t] *= weights.answer;
+    scaleAfterTag(turns.at(-1), weights.answer);
+    // One factor per turn, however many calls of the tool the action holds.
+    const toolTurns = new Map<number, number>();
+    for (const call of toolCalls) {
+      const factor = weights.tools.get(call.name);
+      if (factor !== undefined) toolTurns.set(call.turn, factor);
+    }
+    for (const [turn, factor] of toolTurns) scaleAfterTag(turns[turn], factor);
     return row;
   });
 }
@@ -82,11 +107,12 @@ export async function sftStep(
   const batch = buildBatch(demos);
   const w = options.contextWeight ?? 0;
   const context = w > 0 ? batch.attentionMask.map((a, r) => contextMask(a, batch.actionMask[r])) : null;
-  const weights = { answer: options.answerWeight ?? 1, decision: options.decisionWeight ?? 1 };
-  const actions =
-    weights.answer === 1 && weights.decision === 1
-      ? batch.actionMask
-      : weightedActions(demos, batch.actionMask, weights);
+  const weights: ActionWeights = {
+    answer: options.answerWeight ?? 1,
+    decision: options.decisionWeight ?? 1,
+    tools: options.toolWeights ?? new Map(),
+  };
+  const actions = unweighted(weights) ? batch.actionMask : weightedActions(demos, batch.actionMask, weights);
   // With weights, the action tokens count as their weights (the reported loss is their mean).
   const actionTokens = count(actions);
   const contextTokens = context ? count(context) : 0;

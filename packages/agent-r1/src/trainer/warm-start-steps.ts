@@ -8,6 +8,7 @@
 import { AdamW, type TransformerLM, WeightAverage } from '@agent-r1/nn';
 import { Generator } from '@agent-r1/tensor';
 import type { Trajectory } from '../mdp/trajectory.js';
+import { parseNamedFactors } from '../options/named-factors.js';
 import type { AgentTask } from '../tasks/task.js';
 import type { TrainConfig } from './config-definition.js';
 import {
@@ -93,6 +94,10 @@ export async function warmStartData<E>(
   }
   if (recorded.length === 0)
     throw new Error(`warm start: none of the ${examples.length} demonstrations earned an outcome reward`);
+  checkToolWeights(
+    sft,
+    recorded.flatMap(({ demo }) => demo.toolCalls.map((c) => c.name)),
+  );
   if (recorded.length < examples.length)
     log(`warm start: ${recorded.length} of ${examples.length} demonstrations succeeded; training on those`);
   const original = recorded.map(({ demo }) => encodeDemonstration(demo, task.codec, limits));
@@ -146,6 +151,21 @@ export async function warmStartData<E>(
   };
 }
 
+/** `sft.toolWeights` parsed: factor by tool name. */
+function toolWeightsOf(sft: TrainConfig['sft']): Map<string, number> {
+  return parseNamedFactors(sft.toolWeights, 'sft.toolWeights', 'tool');
+}
+
+/** A weighted tool that no demonstration calls is a misspelt name or the wrong task: an error naming it. */
+function checkToolWeights(sft: TrainConfig['sft'], called: readonly string[]): void {
+  const tools = new Set(called);
+  for (const name of toolWeightsOf(sft).keys())
+    if (!tools.has(name))
+      throw new Error(
+        `sft.toolWeights: no demonstration calls tool '${name}' (they call: ${[...tools].sort().join(', ') || 'none'})`,
+      );
+}
+
 /** The warm start's optimizer, and the average of its weights when `sft.emaDecay` asks for one. */
 export interface WarmStartOptimizers {
   optimizer: AdamW;
@@ -188,6 +208,7 @@ export async function warmStartStep(
     contextWeight: sft.contextWeight,
     answerWeight: sft.answerWeight,
     decisionWeight: sft.decisionWeight,
+    toolWeights: toolWeightsOf(sft),
     dropout: sft.dropout > 0 ? { p: sft.dropout, generator: dropoutGenerator(config.seed, step) } : undefined,
     lr,
   });
