@@ -129,6 +129,28 @@ export function rewriteDemonstration(
   return traj.tokens.length <= limits.maxLength ? traj : undefined;
 }
 
+/** Draws of new names per renamed demonstration before it is kept as it was (when none fits the limits). */
+export const RENAME_TRIES = 4;
+
+/**
+ * The demonstration renamed as the warm start renames it: the first of up to RENAME_TRIES renamings drawn
+ * by `draw` whose layout fits the limits (`rewriteDemonstration`), with that renaming; undefined when none
+ * fits.
+ */
+export function renamedDemonstration(
+  demo: Demonstration,
+  codec: TextCodec,
+  limits: RolloutLimits,
+  draw: () => (text: string) => string,
+): { trajectory: Trajectory; rewrite: (text: string) => string } | undefined {
+  for (let attempt = 0; attempt < RENAME_TRIES; attempt++) {
+    const rewrite = draw();
+    const trajectory = rewriteDemonstration(demo, codec, limits, rewrite);
+    if (trajectory) return { trajectory, rewrite };
+  }
+  return undefined;
+}
+
 /** One scripted episode laid out as a trajectory, no longer than the rollout's `maxLength`. */
 export async function demonstrate<Example>(
   env: AgentEnv<Example>,

@@ -16,7 +16,7 @@ import {
   demonstrationTexts,
   encodeDemonstration,
   recordDemonstration,
-  rewriteDemonstration,
+  renamedDemonstration,
 } from './demonstrations.js';
 import { lrMultiplier } from './lr-schedule.js';
 import { randomPermutation, repeatCounts } from './permutation.js';
@@ -24,9 +24,6 @@ import { type SftStepResult, sftStep } from './sft.js';
 
 /** Batches drawn at once before sorting by length: large enough to group lengths, small enough to mix. */
 const POOL_BATCHES = 8;
-
-/** Draws of new names per renamed demonstration before it is kept as it was (when none fits the limits). */
-const RENAME_TRIES = 4;
 
 /**
  * One pass over the demonstrations as batches of indices: a seeded permutation, cut into pools of
@@ -115,17 +112,13 @@ export async function warmStartData<E>(
     ) ?? recorded.map(() => 1);
   // Not checkpointed: a resumed stage replays the (cheap) draws of the passes and steps it skips instead.
   const generator = new Generator(config.seed + 2);
-  /** Demonstration i, renamed with the task's chance (up to RENAME_TRIES draws that fit, else as it was). */
+  /** Demonstration i, renamed with the task's chance (`renamedDemonstration`; as it was where none fits). */
   const drawCopy = (i: number): Trajectory => {
     if (!renaming || generator.random() >= renameChance) return original[i];
     const { example, demo } = recorded[i];
     const texts = demonstrationTexts(demo);
-    for (let attempt = 0; attempt < RENAME_TRIES; attempt++) {
-      const { apply } = task.renameEntities!(example, texts, generator, 'warm-start');
-      const renamed = rewriteDemonstration(demo, task.codec, limits, apply);
-      if (renamed) return renamed;
-    }
-    return original[i];
+    const draw = () => task.renameEntities!(example, texts, generator, 'warm-start').apply;
+    return renamedDemonstration(demo, task.codec, limits, draw)?.trajectory ?? original[i];
   };
   /** One pass's trajectories: each demonstration as many times as its kind's weight says, each copy drawn anew. */
   const pass = (): Trajectory[] =>
