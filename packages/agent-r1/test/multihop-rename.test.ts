@@ -138,6 +138,47 @@ describe('entityRenamer', () => {
     expect(renamePool([landlocked])).toEqual(['Mali', 'Norway']);
   });
 
+  it('names the options of a comparison alike at the share asked, and draws as before at 0', () => {
+    const compare: QaExample = {
+      ...example,
+      question: 'Which country has the larger area, Norway or Malta?',
+      answers: ['Norway'],
+      kind: 'compare_area',
+      evidence: ['323,802', '316'],
+      entities: ['Norway', 'Malta'],
+    };
+    const texts = [
+      compare.question,
+      '<result>Doc 1 (Norway (geography)): Norway is not landlocked. Its area is 323,802 square kilometres.</result>',
+      '<result>Doc 1 (Malta (geography)): Malta is not landlocked. Its area is 316 square kilometres.</result>',
+      '<compare> Norway 323,802 ; Malta 316</compare>',
+    ];
+    const options = (out: string[]) => /larger area, (.+) or (.+)\?$/.exec(out[0])!.slice(1, 3);
+    const begin = (a: string, b: string) => a.startsWith(b.split(' ')[0]) || b.startsWith(a.split(' ')[0]);
+    let alike = 0;
+    for (let seed = 0; seed < 40; seed++) {
+      const renaming = entityRenamer(compare, texts, pool, new Generator(seed), undefined, undefined, 1);
+      const out = texts.map(renaming.apply);
+      const [first, second] = options(out);
+      expect(first).not.toBe(second);
+      expect(out[3]).toMatch(new RegExp(`^<compare> ${first} [\\d,]+ ; ${second} [\\d,]+</compare>$`));
+      expect(out.map(renaming.restore)).toEqual(texts);
+      if (begin(first, second)) alike++;
+      // Without the option, or at 0, the same renaming from the same generator.
+      const plain = texts.map(entityRenamer(compare, texts, pool, new Generator(seed)).apply);
+      const atZero = texts.map(
+        entityRenamer(compare, texts, pool, new Generator(seed), undefined, undefined, 0).apply,
+      );
+      expect(atZero).toEqual(plain);
+    }
+    expect(alike).toBe(40);
+    // A name drawn from the pool or made up begins like the other option's only by chance.
+    const unlike = Array.from({ length: 40 }, (_, seed) =>
+      options(texts.map(entityRenamer(compare, texts, pool, new Generator(seed)).apply)),
+    ).filter(([a, b]) => begin(a, b));
+    expect(unlike.length).toBeLessThan(4);
+  });
+
   it('is reproducible from the generator and leaves texts without names alone', () => {
     const a = texts.map(entityRenamer(example, texts, pool, new Generator(7)).apply);
     const b = texts.map(entityRenamer(example, texts, pool, new Generator(7)).apply);

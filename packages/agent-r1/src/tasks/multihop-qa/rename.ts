@@ -166,6 +166,30 @@ export function madeUpName(
 }
 
 /**
+ * Two made-up names that begin alike, as test comparisons' options do (`Angola` and `Anguilla` share
+ * ` Ang`; `United States` is the start of `United States Virgin Islands`, next to it in the documents):
+ * one word and that word going on (`Tralo`, `Tralomesin`), one word then two others (`Tralo Mesin`,
+ * `Tralo Kano`), or a word alone and with one after it (`Tralo`, `Tralo Mesin`), in a random order. A
+ * policy that copies the second option's name must go on from where that name's own first part is, not
+ * from the first option's.
+ */
+export function confusableNames(
+  generator: Generator,
+  pieces?: NamePieces & { share: number },
+): [string, string] {
+  const word = () => madeUpName(generator, pieces, 0).split(' ')[0];
+  const stem = word();
+  const shape = Math.floor(generator.random() * 3);
+  const pair: [string, string] =
+    shape === 0
+      ? [stem, stem + word().toLowerCase()]
+      : shape === 1
+        ? [`${stem} ${word()}`, `${stem} ${word()}`]
+        : [stem, `${stem} ${word()}`];
+  return generator.random() < 0.5 ? pair : [pair[1], pair[0]];
+}
+
+/**
  * The evidence of `ex` that names something: a bridge entity or an answer. A comparison's evidence is what
  * each option's page says of it (an area, the word `landlocked`): renamed, `landlocked` became a made-up
  * name in the question and the pages alike, and the landlocked comparisons could not be learnt.
@@ -278,8 +302,9 @@ function refigure(example: QaExample, all: string, generator: Generator): Map<st
  * `Fjord`): half of the time a name from `pool`, otherwise a made-up one (`madeUpName`, with `pieces`
  * where given and the share `punctuated` of punctuated shapes; a made-up code for a currency code), never
  * a name the texts mention; the two figures of a comparison are redrawn in the same order (see
- * `refigure`). `restore` maps the new names back, so that a search or an answer written in the renamed
- * world can be run and scored in the real one.
+ * `refigure`). The share `confusable` of comparisons name their two options alike (`confusableNames`).
+ * `restore` maps the new names back, so that a search or an answer written in the renamed world can be run
+ * and scored in the real one.
  */
 export function entityRenamer(
   example: QaExample,
@@ -288,6 +313,7 @@ export function entityRenamer(
   generator: Generator,
   pieces?: NamePieces & { share: number },
   punctuated = PUNCTUATED_SHARE,
+  confusable = 0,
 ): EntityRenaming {
   const candidates = new Set(entityNames([example]));
   for (const text of texts)
@@ -298,7 +324,18 @@ export function entityRenamer(
     .sort();
   const taken = new Set(mentioned.map((n) => n.toLowerCase()));
   const replacement = new Map<string, string>();
+  // Drawn only where asked for: with confusable 0 the renamings are those drawn without the option.
+  const options = example.entities ?? [];
+  if (confusable > 0 && isComparison(example) && options.length === 2 && generator.random() < confusable) {
+    const pair = confusableNames(generator, pieces);
+    if (options.every((o) => mentioned.includes(o)) && pair.every((n) => !taken.has(n.toLowerCase())))
+      options.forEach((option, i) => {
+        replacement.set(option, pair[i]);
+        taken.add(pair[i].toLowerCase());
+      });
+  }
   for (const name of mentioned) {
+    if (replacement.has(name)) continue;
     let other = '';
     for (let attempt = 0; attempt < 20 && (other === '' || taken.has(other.toLowerCase())); attempt++) {
       if (/^[A-Z]{2,4}$/.test(name)) other = madeUpCode(name.length, generator);

@@ -324,6 +324,14 @@ export async function multihopQaTask(
     pretrainTexts: () => r.dataset.corpus.map((d) => `${d.title}: ${d.contents}`),
     scripted: (ex) => scriptedSearcher(ex, r.docs, style),
     renameEntities: (ex, texts, generator, stage) =>
-      entityRenamer(ex, texts, namePool, generator, pieces, own.punctuatedNames[STAGE_KEY[stage]]),
+      entityRenamer(
+        ex,
+        texts,
+        namePool,
+        generator,
+        pieces,
+        own.punctuatedNames[STAGE_KEY[stage]],
+        own.confusableNames,
+      ),
   };
 }
