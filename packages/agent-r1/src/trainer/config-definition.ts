@@ -167,7 +167,7 @@ const SftSchema = section("The supervised warm start on the task's scripted demo
   ),
   toolWeights: str(
     '',
-    "Weights of the tokens of each action that calls the named tools, after its first token, relative to the other action tokens, as `tool=factor` pairs (`compare=4`; '': all alike): a call whose arguments are copied from far back is a few tokens of an episode. Multiplies `answerWeight` where both apply; a tool no demonstration calls is an error.",
+    "Weights of the tokens of each action that calls the named tools, after its first token, relative to the other action tokens, as `tool=factor` pairs (`compare=4`; '': all alike): a call whose arguments are copied from far back is a few tokens of an episode. Multiplies `answerWeight` where both apply; a tool no demonstration calls is an error. The multihop preset leaves it off: at `compare=4` its seeds were worse (docs/history.md).",
   ),
   bucketByLength: bool(
     true,

@@ -35,7 +35,7 @@ export const MultihopOptionsSchema = section('Options of the multi-hop QA task.'
   ),
   confusableNames: num(
     0,
-    "Share of the renamed comparisons whose two options get made-up names that begin alike ('Tralo' and 'Tralomesin', 'Tralo Mesin' and 'Tralo Kano', 'Tralo' and 'Tralo Mesin'), as test options do ('Angola' and 'Anguilla', 'United States' beside 'United States Virgin Islands'): a compare call must copy each name from its own first part on. With renameEntities only.",
+    "Share of the renamed comparisons whose two options get made-up names that begin alike ('Tralo' and 'Tralomesin', 'Tralo Mesin' and 'Tralo Kano', 'Tralo' and 'Tralo Mesin'), as test options do ('Angola' and 'Anguilla', 'United States' beside 'United States Virgin Islands'): a compare call must copy each name from its own first part on. With renameEntities only. Off in the multihop preset: its warm starts were worse with it, blending the two names in answers (docs/history.md).",
     { min: 0, max: 1 },
   ),
   balanceKinds: perStage(
