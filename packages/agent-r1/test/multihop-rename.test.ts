@@ -22,6 +22,16 @@ const example: QaExample = {
   entities: ['Trondheim', 'Norway', 'Oslo'],
 };
 
+/** An area comparison of `example`'s country with Malta. */
+const compare: QaExample = {
+  ...example,
+  question: 'Which country has the larger area, Norway or Malta?',
+  answers: ['Norway'],
+  kind: 'compare_area',
+  evidence: ['323,802', '316'],
+  entities: ['Norway', 'Malta'],
+};
+
 const texts = [
   'Question: What is the capital of the country where the city Trondheim is located?\n',
   '<search>Trondheim</search>',
@@ -82,14 +92,6 @@ describe('entityRenamer', () => {
   });
 
   it("redraws a comparison's two areas in the same order, leaving other figures and the answer as they were", () => {
-    const compare: QaExample = {
-      ...example,
-      question: 'Which country has the larger area, Norway or Malta?',
-      answers: ['Norway'],
-      kind: 'compare_area',
-      evidence: ['323,802', '316'],
-      entities: ['Norway', 'Malta'],
-    };
     const docs = [
       '<result>Doc 1 (Norway (geography)): Norway is not landlocked. Its area is 323,802 square kilometres.</result>',
       '<result>Doc 1 (Malta (geography)): Its area is 316 square kilometres. Doc 2 (Rome): 2,316,000 people.</result>',
@@ -139,14 +141,6 @@ describe('entityRenamer', () => {
   });
 
   it('names the options of a comparison alike at the share asked, and draws as before at 0', () => {
-    const compare: QaExample = {
-      ...example,
-      question: 'Which country has the larger area, Norway or Malta?',
-      answers: ['Norway'],
-      kind: 'compare_area',
-      evidence: ['323,802', '316'],
-      entities: ['Norway', 'Malta'],
-    };
     const texts = [
       compare.question,
       '<result>Doc 1 (Norway (geography)): Norway is not landlocked. Its area is 323,802 square kilometres.</result>',
