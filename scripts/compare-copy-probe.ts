@@ -2,17 +2,19 @@
  * How well a multihop policy copies a compare call, apart from its own earlier mistakes: each area
  * comparison (both orders) is recorded as the warm start records a demonstration (the scripted searcher in
  * the task's environment, `recordDemonstration`) and laid out as its tokens (`encodeDemonstration`, or
- * `rewriteDemonstration` renamed); the policy, teacher-forced on those tokens, reads the call's tokens after
+ * `renamedDemonstration` renamed); the policy, teacher-forced on those tokens, reads the call's tokens after
  * `<compare>` (label 1, figure 1, label 2, figure 2). A call counts as wrong where the policy's most likely
  * token differs from the call's at any of them; a second figure counts as the first one's copied where a
  * most likely token that is wrong there is the first figure's at that offset.
  *
- *   npx tsx --conditions=@agent-r1/source scripts/compare-copy-probe.ts <policy folder> [test|train|renamed] [--show]
+ *   npx tsx --conditions=@agent-r1/source scripts/compare-copy-probe.ts <policy folder> \
+ *     [test|train|renamed] [--show]
  *
- * By default it reads the test split's area comparisons (names the policy never saw); on `train` the training
- * split's (names it was trained on), on `renamed` the training split's with made-up names, renamed as the
- * warm start renames them (seed 0; the first of its draws that fits the rollout's limits). `--show` lists each wrong token: the call up to it, the call's token and
- * the policy's.
+ * By default it reads the test split's area comparisons (names the policy never saw); on `train` the
+ * training split's (names it was trained on), on `renamed` the training split's with made-up names, renamed
+ * as the warm start renames them (seed 0; the first of its draws that fits the rollout's limits; those that
+ * none fits are left out). `--show` lists each wrong token: the call up to it, the call's token and the
+ * policy's.
  */
 import { Generator } from '@agent-r1/tensor';
 import { loadAgent } from '../packages/agent-r1/src/checkpoints/load-agent.js';

@@ -40,7 +40,10 @@ export interface SftOptions {
 }
 
 export interface SftStepResult {
-  /** Mean negative log-likelihood per action token (weighted by `answerWeight`, `decisionWeight`, `toolWeights`). */
+  /**
+   * Mean negative log-likelihood per action token (weighted by `answerWeight`, `decisionWeight` and
+   * `toolWeights`).
+   */
   loss: number;
   /** Mean negative log-likelihood per prompt/observation token (NaN when contextWeight is 0). */
   contextLoss: number;
