@@ -43,6 +43,10 @@ const texts = [
 
 const pool = ['Lima', 'Peru', 'Kampala', 'Uganda', 'Oslo'];
 
+/** The page a comparison with Norway reads. */
+const NORWAY_AREA =
+  '<result>Doc 1 (Norway (geography)): Norway is not landlocked. Its area is 323,802 square kilometres.</result>';
+
 describe('entityRenamer', () => {
   it('replaces every mentioned name by one other name, the same in every text, and nothing else', () => {
     fc.assert(
@@ -93,7 +97,7 @@ describe('entityRenamer', () => {
 
   it("redraws a comparison's two areas in the same order, leaving other figures and the answer as they were", () => {
     const docs = [
-      '<result>Doc 1 (Norway (geography)): Norway is not landlocked. Its area is 323,802 square kilometres.</result>',
+      NORWAY_AREA,
       '<result>Doc 1 (Malta (geography)): Its area is 316 square kilometres. Doc 2 (Rome): 2,316,000 people.</result>',
     ];
     const texts = [compare.question, ...docs, '<answer>Norway</answer>'];
@@ -113,6 +117,33 @@ describe('entityRenamer', () => {
     expect(seen.size).toBeGreaterThan(25);
   });
 
+  it('with noLonger draws only the names it allows, and figures of as many digits, in the same order', () => {
+    const texts = [
+      compare.question,
+      NORWAY_AREA,
+      '<result>Doc 1 (Malta (geography)): Malta is not landlocked. Its area is 316 square kilometres.</result>',
+      '<compare> Norway 323,802 ; Malta 316</compare>',
+    ];
+    const noLonger = (name: string, other: string) => other.length <= name.length;
+    const seen = new Set<string>();
+    for (let seed = 0; seed < 30; seed++) {
+      const renaming = entityRenamer(compare, texts, pool, new Generator(seed), { noLonger });
+      const out = texts.map(renaming.apply);
+      expect(out.map(renaming.restore)).toEqual(texts);
+      const [, big, bigArea, small, smallArea] = /^<compare> (.+) ([\d,]+) ; (.+) ([\d,]+)<\/compare>$/.exec(
+        out[3],
+      )!;
+      expect(big.length).toBeLessThanOrEqual('Norway'.length);
+      expect(small.length).toBeLessThanOrEqual('Malta'.length);
+      const value = (f: string) => Number(f.replaceAll(',', ''));
+      expect(String(value(bigArea))).toHaveLength(6);
+      expect(smallArea).toHaveLength(3);
+      expect(value(bigArea)).toBeGreaterThan(value(smallArea) * 1.05);
+      seen.add(bigArea);
+    }
+    expect(seen.size).toBeGreaterThan(25);
+  });
+
   it("keeps a landlocked comparison's word: it renames the two options, not what their pages say of them", () => {
     const landlocked: QaExample = {
       ...example,
@@ -124,7 +155,7 @@ describe('entityRenamer', () => {
     };
     const texts = [
       landlocked.question,
-      '<result>Doc 1 (Norway (geography)): Norway is not landlocked. Its area is 323,802 square kilometres.</result>',
+      NORWAY_AREA,
       '<result>Doc 1 (Mali (geography)): Mali is landlocked. Its area is 1,240,192 square kilometres.</result>',
       '<answer>Mali</answer>',
     ];
@@ -143,7 +174,7 @@ describe('entityRenamer', () => {
   it('names the options of a comparison alike at the share asked, and draws as before at 0', () => {
     const texts = [
       compare.question,
-      '<result>Doc 1 (Norway (geography)): Norway is not landlocked. Its area is 323,802 square kilometres.</result>',
+      NORWAY_AREA,
       '<result>Doc 1 (Malta (geography)): Malta is not landlocked. Its area is 316 square kilometres.</result>',
       '<compare> Norway 323,802 ; Malta 316</compare>',
     ];
@@ -151,7 +182,7 @@ describe('entityRenamer', () => {
     const begin = (a: string, b: string) => a.startsWith(b.split(' ')[0]) || b.startsWith(a.split(' ')[0]);
     let alike = 0;
     for (let seed = 0; seed < 40; seed++) {
-      const renaming = entityRenamer(compare, texts, pool, new Generator(seed), undefined, undefined, 1);
+      const renaming = entityRenamer(compare, texts, pool, new Generator(seed), { confusable: 1 });
       const out = texts.map(renaming.apply);
       const [first, second] = options(out);
       expect(first).not.toBe(second);
@@ -161,7 +192,7 @@ describe('entityRenamer', () => {
       // Without the option, or at 0, the same renaming from the same generator.
       const plain = texts.map(entityRenamer(compare, texts, pool, new Generator(seed)).apply);
       const atZero = texts.map(
-        entityRenamer(compare, texts, pool, new Generator(seed), undefined, undefined, 0).apply,
+        entityRenamer(compare, texts, pool, new Generator(seed), { confusable: 0 }).apply,
       );
       expect(atZero).toEqual(plain);
     }
@@ -301,7 +332,7 @@ describe('renamePool and madeUpName', () => {
     const pieces = { starts: ['Vietnam'], continuations: ['ota'], share: 0 };
     for (let seed = 0; seed < 50; seed++) {
       const without = texts.map(entityRenamer(example, texts, pool, new Generator(seed)).apply);
-      const withNone = texts.map(entityRenamer(example, texts, pool, new Generator(seed), pieces).apply);
+      const withNone = texts.map(entityRenamer(example, texts, pool, new Generator(seed), { pieces }).apply);
       expect(withNone).toEqual(without);
     }
   });

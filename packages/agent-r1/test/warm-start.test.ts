@@ -9,9 +9,12 @@ import { createTask } from '../src/tasks/index.js';
 import type { QaExample } from '../src/tasks/multihop-qa/data/types.js';
 import { type TrainConfig, resolveConfig } from '../src/trainer/config.js';
 import {
+  RENAME_TRIES,
   demonstrate,
+  demonstrationTexts,
   encodeDemonstration,
   recordDemonstration,
+  renamedDemonstration,
   rewriteDemonstration,
 } from '../src/trainer/demonstrations.js';
 import { buildPolicy } from '../src/trainer/models.js';
@@ -490,6 +493,53 @@ describe('demonstrations with rewritten text', () => {
     expect(
       rewriteDemonstration(demo, task.codec, c.rollout, (t) => (t.includes('</result>') ? t + long : t)),
     ).toBeUndefined();
+  }, 120_000);
+
+  it('renamed to fit (sft.renameToFit): a last draw after the free ones, of names that keep the texts short', async () => {
+    // The preset's observation limit, which area comparisons' two pages come close to.
+    const c = multihopConfig('to-fit', 1, false, ['rollout.maxObservationTokens=96']);
+    const task = await createTask(c);
+    const comparisons = task.train.filter((e) => (e as QaExample).kind === 'compare_area').slice(0, 60);
+    const generator = new Generator(0);
+    let unfit = 0;
+    let fitted = 0;
+    for (const ex of comparisons) {
+      const i = task.train.indexOf(ex);
+      const demo = await recordDemonstration(
+        task.makeEnv(),
+        ex,
+        task.scripted!(ex, i),
+        task.codec,
+        c.rollout,
+      );
+      const texts = demonstrationTexts(demo);
+      let draws = 0;
+      let drawsToFit = 0;
+      const draw = () => {
+        draws++;
+        return task.renameEntities!(ex, texts, generator, 'warm-start').apply;
+      };
+      const drawToFit = () => {
+        drawsToFit++;
+        return task.renameEntities!(ex, texts, generator, 'warm-start', 'no-longer').apply;
+      };
+      const renamed = renamedDemonstration(demo, task.codec, c.rollout, draw, drawToFit);
+      if (drawsToFit === 0) {
+        expect(renamed).toBeDefined();
+        continue;
+      }
+      // The shorter draws come only after all the free ones failed, and are as many at most.
+      unfit++;
+      expect(draws).toBe(RENAME_TRIES);
+      expect(drawsToFit).toBeLessThanOrEqual(RENAME_TRIES);
+      if (renamed === undefined) continue;
+      fitted++;
+      // Renamed: the prompt no longer asks the question as the dataset does.
+      const prompt = task.codec.decode(renamed.trajectory.tokens.slice(0, renamed.trajectory.promptLength));
+      expect(prompt).not.toContain((ex as QaExample).question);
+    }
+    expect(unfit).toBeGreaterThan(5);
+    expect(fitted).toBeGreaterThan(0.8 * unfit);
   }, 120_000);
 
   it('a warm start with entity renaming trains on other text, and resumes exactly across passes', async () => {

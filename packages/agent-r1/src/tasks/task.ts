@@ -93,13 +93,17 @@ export interface AgentTask<Example = unknown> {
    * A renaming of one episode's entities (found in its texts, all of them given: prompt, actions,
    * observations), consistent across texts, with new names drawn from `generator`: an augmentation that
    * teaches copying names from the context instead of recalling the training set's. `stage` is the stage
-   * that plays the episode, for a task whose names differ by stage.
+   * that plays the episode, for a task whose names differ by stage. `fit` 'no-longer' asks for new names
+   * no longer in tokens than those they replace (and numbers as long), so that the texts keep their length:
+   * the warm start's last draw for a demonstration whose free renamings outgrow the rollout's limits
+   * (`sft.renameToFit`); a task that cannot draws as usual.
    */
   renameEntities?(
     example: Example,
     texts: readonly string[],
     generator: Generator,
     stage: TrainingStage,
+    fit?: 'no-longer',
   ): EntityRenaming;
   /**
    * Info keys scored on the answer, the main one first (e.g. 'em', 'f1'): 0 for a trajectory that never

@@ -182,6 +182,10 @@ const SftSchema = section("The supervised warm start on the task's scripted demo
     "Residual dropout in the warm start (the embeddings and each block's attention and MLP outputs), as a probability: a regulariser for a policy trained from scratch on a few thousand demonstrations. RL, rollouts and evaluation never drop.",
     { min: 0, below: 1 },
   ),
+  renameToFit: bool(
+    false,
+    "Where the task renames entities: a demonstration that none of the free renamings fits (renamed, an observation would outgrow the rollout's limit) gets as many draws again, of names no longer in tokens than those they replace (and figures as long), instead of being trained on with its own names, which the policy can then recall rather than copy.",
+  ),
   emaDecay: num(
     0,
     "Decay of an exponential moving average of the weights (0: none); with one, the stage's output is the average.",

@@ -118,7 +118,15 @@ export async function warmStartData<E>(
     const { example, demo } = recorded[i];
     const texts = demonstrationTexts(demo);
     const draw = () => task.renameEntities!(example, texts, generator, 'warm-start').apply;
-    return renamedDemonstration(demo, task.codec, limits, draw)?.trajectory ?? original[i];
+    const drawToFit = () => task.renameEntities!(example, texts, generator, 'warm-start', 'no-longer').apply;
+    const renamed = renamedDemonstration(
+      demo,
+      task.codec,
+      limits,
+      draw,
+      sft.renameToFit ? drawToFit : undefined,
+    );
+    return renamed?.trajectory ?? original[i];
   };
   /** One pass's trajectories: each demonstration as many times as its kind's weight says, each copy drawn anew. */
   const pass = (): Trajectory[] =>

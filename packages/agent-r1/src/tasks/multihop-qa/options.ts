@@ -33,10 +33,9 @@ export const MultihopOptionsSchema = section('Options of the multi-hop QA task.'
     "Share of the renamings' made-up names that take a punctuated shape of real names ('Tralo K.B.' as 'Washington D.C.', 'St. Mesin's', 'Brelo-de-Kano', 'Tralo and Mesin'): a policy that copies a name must copy through its marks, and stop at the sentence's period after it.",
     (stage) => num(PUNCTUATED_SHARE, `In ${stage}.`, { min: 0, max: 1 }),
   ),
-  confusableNames: num(
-    0,
+  confusableNames: perStage(
     "Share of the renamed comparisons whose two options get made-up names that begin alike ('Tralo' and 'Tralomesin', 'Tralo Mesin' and 'Tralo Kano', 'Tralo' and 'Tralo Mesin'), as test options do ('Angola' and 'Anguilla', 'United States' beside 'United States Virgin Islands'): a compare call must copy each name from its own first part on. With renameEntities only. Off in the multihop preset: its warm starts were worse with it, blending the two names in answers (docs/history.md).",
-    { min: 0, max: 1 },
+    (stage) => num(0, `In ${stage}.`, { min: 0, max: 1 }),
   ),
   balanceKinds: perStage(
     "Balance the question kinds (templates): a kind's share of the draws goes as (its count)^(1 - balance); 0 keeps the data's mix, 1 draws every kind equally often.",

@@ -275,20 +275,33 @@ const FIGURE = /^\d{1,3}(,\d{3})*$/;
  * New figures for an example whose evidence holds two (the areas a comparison reads), in the same order,
  * so the answer stands: drawn log-uniformly from 10 to 10 million, at least 5% apart as the dataset's
  * comparisons are, and never a figure `all` holds. One-digit figures are left alone (they would also
- * match `Doc 2`). Without it the 173 training comparisons' figures could be recalled, not compared.
+ * match `Doc 2`). Without it the 173 training comparisons' figures could be recalled, not compared. With
+ * `sameDigits`, each new figure has as many digits as the one it replaces (a digit is a token: the texts
+ * keep their length).
  */
-function refigure(example: QaExample, all: string, generator: Generator): Map<string, string> {
+function refigure(
+  example: QaExample,
+  all: string,
+  generator: Generator,
+  sameDigits = false,
+): Map<string, string> {
   const figures = (example.evidence ?? []).filter((e) => FIGURE.test(e));
   const [a, b] = figures.map(parseArea);
   if (figures.length !== 2 || a === b || Math.min(a, b) < 10) return new Map();
-  const draw = () => Math.round(10 ** (1 + generator.random() * 6));
+  const digits = (n: number) => String(n).length;
+  const drawLike = (n: number) =>
+    sameDigits
+      ? 10 ** (digits(n) - 1) + Math.floor(generator.random() * 9 * 10 ** (digits(n) - 1))
+      : Math.round(10 ** (1 + generator.random() * 6));
   const usable = (x: number, y: number) =>
     Math.abs(x - y) >= 0.05 * Math.max(x, y) &&
     occurrences(all, formatArea(x)).length === 0 &&
     occurrences(all, formatArea(y)).length === 0;
-  let [x, y] = [draw(), draw()];
-  for (let attempt = 0; attempt < 20 && !usable(x, y); attempt++) [x, y] = [draw(), draw()];
+  let [x, y] = [drawLike(a), drawLike(b)];
+  for (let attempt = 0; attempt < 20 && !usable(x, y); attempt++) [x, y] = [drawLike(a), drawLike(b)];
   if (!usable(x, y)) return new Map();
+  // Swapped into the originals' order; with the same digits the order can only differ where the two
+  // originals have as many digits as each other, so the swap keeps each figure's length.
   if (x > y !== a > b) [x, y] = [y, x];
   return new Map([
     [figures[0], formatArea(x)],
@@ -296,25 +309,38 @@ function refigure(example: QaExample, all: string, generator: Generator): Map<st
   ]);
 }
 
+/** How `entityRenamer` draws its new names, beyond the pool. */
+export interface RenameOptions {
+  /** Made-up names glued from a vocabulary's pieces, the share `pieces.share` of them (`madeUpName`). */
+  pieces?: NamePieces & { share: number };
+  /** The share of made-up names that take a punctuated shape (`madeUpName`). */
+  punctuated?: number;
+  /** The share of comparisons whose two options get names that begin alike (`confusableNames`). */
+  confusable?: number;
+  /**
+   * Whether a new name may stand for `name`: for a renaming that must not lengthen the texts, no more
+   * tokens than `name` (the figures then keep their number of digits, see `refigure`). Absent: any name.
+   */
+  noLonger?: (name: string, other: string) => boolean;
+}
+
 /**
  * A renaming of one episode's names (found in `texts`: its prompt, actions and observations) by others, the
  * same one wherever it occurs (longer names first, so `Trondheim Fjord` is one name, not `Trondheim` +
- * `Fjord`): half of the time a name from `pool`, otherwise a made-up one (`madeUpName`, with `pieces`
- * where given and the share `punctuated` of punctuated shapes; a made-up code for a currency code), never
- * a name the texts mention; the two figures of a comparison are redrawn in the same order (see
- * `refigure`). The share `confusable` of comparisons name their two options alike (`confusableNames`).
- * `restore` maps the new names back, so that a search or an answer written in the renamed world can be run
- * and scored in the real one.
+ * `Fjord`): half of the time a name from `pool`, otherwise a made-up one (`madeUpName`; a made-up code for
+ * a currency code), never a name the texts mention; the two figures of a comparison are redrawn in the
+ * same order (see `refigure`). `options` say how names are drawn. `restore` maps the new names back, so
+ * that a search or an answer written in the renamed world can be run and scored in the real one.
  */
 export function entityRenamer(
   example: QaExample,
   texts: readonly string[],
   pool: readonly string[],
   generator: Generator,
-  pieces?: NamePieces & { share: number },
-  punctuated = PUNCTUATED_SHARE,
-  confusable = 0,
+  options: RenameOptions = {},
 ): EntityRenaming {
+  const { pieces, punctuated = PUNCTUATED_SHARE, confusable = 0, noLonger } = options;
+  const fitsFor = (name: string, other: string) => noLonger?.(name, other) ?? true;
   const candidates = new Set(entityNames([example]));
   for (const text of texts)
     for (const m of text.matchAll(/Doc \d+ \((.+?)\):/g)) candidates.add(splitTitle(m[1]).main);
@@ -325,19 +351,24 @@ export function entityRenamer(
   const taken = new Set(mentioned.map((n) => n.toLowerCase()));
   const replacement = new Map<string, string>();
   // Drawn only where asked for: with confusable 0 the renamings are those drawn without the option.
-  const options = example.entities ?? [];
-  if (confusable > 0 && isComparison(example) && options.length === 2 && generator.random() < confusable) {
+  const twoOptions = example.entities ?? [];
+  if (confusable > 0 && isComparison(example) && twoOptions.length === 2 && generator.random() < confusable) {
     const pair = confusableNames(generator, pieces);
-    if (options.every((o) => mentioned.includes(o)) && pair.every((n) => !taken.has(n.toLowerCase())))
-      options.forEach((option, i) => {
+    if (
+      twoOptions.every((o, i) => mentioned.includes(o) && fitsFor(o, pair[i])) &&
+      pair.every((n) => !taken.has(n.toLowerCase()))
+    )
+      twoOptions.forEach((option, i) => {
         replacement.set(option, pair[i]);
         taken.add(pair[i].toLowerCase());
       });
   }
   for (const name of mentioned) {
     if (replacement.has(name)) continue;
+    const unusable = (other: string) =>
+      other === '' || taken.has(other.toLowerCase()) || !fitsFor(name, other);
     let other = '';
-    for (let attempt = 0; attempt < 20 && (other === '' || taken.has(other.toLowerCase())); attempt++) {
+    for (let attempt = 0; attempt < 20 && unusable(other); attempt++) {
       if (/^[A-Z]{2,4}$/.test(name)) other = madeUpCode(name.length, generator);
       else
         other =
@@ -348,7 +379,7 @@ export function entityRenamer(
     taken.add(other.toLowerCase());
     replacement.set(name, other);
   }
-  for (const [figure, other] of refigure(example, all, generator))
+  for (const [figure, other] of refigure(example, all, generator, noLonger !== undefined))
     if (occurrences(all, figure).length > 0) replacement.set(figure, other);
   const inverse = new Map([...replacement].map(([from, to]) => [to, from]));
   return {

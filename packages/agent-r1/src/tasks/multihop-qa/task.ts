@@ -269,6 +269,9 @@ export async function multihopQaTask(
           share: own.vocabularyNames,
         }
       : undefined;
+  // A name inside a text follows a space: its tokens are counted as the tokenizer reads it there.
+  const tokensOf = (name: string) => vocabulary.codec.encode(` ${name}`).length;
+  const noLonger = (name: string, other: string) => tokensOf(other) <= tokensOf(name);
   const limited = options.trainLimit === undefined ? train : train.slice(0, options.trainLimit);
   const trainSplit = own.swappedComparisons ? withSwappedComparisons(limited) : limited;
   const kindOf = (ex: QaExample) => ex.kind;
@@ -323,15 +326,12 @@ export async function multihopQaTask(
     // the paper's models), test places included, as it is in the documents the tool returns.
     pretrainTexts: () => r.dataset.corpus.map((d) => `${d.title}: ${d.contents}`),
     scripted: (ex) => scriptedSearcher(ex, r.docs, style),
-    renameEntities: (ex, texts, generator, stage) =>
-      entityRenamer(
-        ex,
-        texts,
-        namePool,
-        generator,
+    renameEntities: (ex, texts, generator, stage, fit) =>
+      entityRenamer(ex, texts, namePool, generator, {
         pieces,
-        own.punctuatedNames[STAGE_KEY[stage]],
-        own.confusableNames,
-      ),
+        punctuated: own.punctuatedNames[STAGE_KEY[stage]],
+        confusable: own.confusableNames[STAGE_KEY[stage]],
+        noLonger: fit === 'no-longer' ? noLonger : undefined,
+      }),
   };
 }

@@ -1,0 +1,58 @@
+import { Generator } from '@agent-r1/tensor';
+import { describe, expect, it } from 'vitest';
+import { multihopQaTask } from '../src/tasks/multihop-qa/index.js';
+import type { QaExample } from '../src/tasks/multihop-qa/data/types.js';
+import { presetConfig } from '../src/trainer/preset-config.js';
+
+type Stage = 'warm-start' | 'rl';
+
+/** The multihop task with some renaming options set per stage, and the share of questions whose renaming `holds`. */
+async function stageShares(
+  taskOptions: Record<string, unknown>,
+  questions: (train: readonly QaExample[]) => QaExample[],
+  holds: (renamed: string, example: QaExample) => boolean,
+) {
+  const preset = presetConfig('multihop');
+  const task = await multihopQaTask(
+    { rollout: preset.rollout, taskOptions: { ...preset.taskOptions, ...taskOptions } },
+    {},
+  );
+  const chosen = questions(task.train);
+  expect(chosen.length).toBe(100);
+  return (stage: Stage) => {
+    const generator = new Generator(7);
+    const renamed = chosen.map(
+      (q) => [task.renameEntities!(q, [q.question], generator, stage).apply(q.question), q] as const,
+    );
+    return renamed.filter(([text, q]) => holds(text, q)).length / renamed.length;
+  };
+}
+
+describe('renaming options set per stage', () => {
+  it("taskOptions.punctuatedNames: each stage's share of punctuated made-up names", async () => {
+    // The marks of the punctuated shapes (`Tralo K.B.`, `St. Mesin's`, `Brelo-de-Kano`, `Tralo and Mesin`);
+    // a real name drawn from the pool may carry one too, so the shares are compared, not counted to zero.
+    const punctuated = / [A-Z]\.[A-Z]\.|St\. |\p{L}-\p{L}| and /u;
+    const share = await stageShares(
+      { punctuatedNames: { warmStart: 0, rl: 1 } },
+      (train) => train.filter((q) => q.kind === 'capital').slice(0, 100),
+      (text) => punctuated.test(text),
+    );
+    expect(share('rl')).toBeGreaterThan(share('warm-start') + 0.3);
+  }, 120_000);
+
+  it("taskOptions.confusableNames: each stage's share of comparisons whose options begin alike", async () => {
+    const options = /, (.+) or (.+)\?$/;
+    const share = await stageShares(
+      { renameEntities: { warmStart: 1, rl: 1 }, confusableNames: { warmStart: 0, rl: 1 } },
+      (train) => train.filter((q) => q.kind === 'compare_area').slice(0, 100),
+      (text) => {
+        const [, x, y] = options.exec(text) ?? [];
+        return x !== undefined && x.slice(0, 4) === y.slice(0, 4);
+      },
+    );
+    // Every renamed comparison at 1; at 0 only the odd pair of drawn names shares its first four letters.
+    expect(share('rl')).toBeGreaterThan(0.9);
+    expect(share('warm-start')).toBeLessThan(0.1);
+  }, 120_000);
+});
