@@ -90,14 +90,14 @@ for (const [i, example] of examples.entries()) {
     let partWrong = false;
     let copiesFirst = false;
     for (let t = start; t < ends[j]; t++) {
-      const { likeliest } = scores[t - targets[0]];
+      const { likeliest, nll } = scores[t - targets[0]];
       if (likeliest === ids[t]) continue;
       partWrong = true;
       if (part === 'figure 2' && likeliest === firstFigure[t - start]) copiesFirst = true;
       if (show) {
         const text = (tokens: readonly number[]) => JSON.stringify(codec.decode(tokens));
         console.log(
-          `${example.id} ${part}: ${text(ids.slice(targets[0], t))} → ${text([ids[t]])}, the policy ${text([likeliest])}`,
+          `${example.id} ${part}: ${text(ids.slice(targets[0], t))} → ${text([ids[t]])} (p ${Math.exp(-nll).toFixed(2)}), the policy ${text([likeliest])}`,
         );
       }
     }
@@ -126,6 +126,9 @@ function renamed(example: QaExample, demo: Demonstration) {
     codec,
     limits,
     () => rename(example, texts, generator, 'warm-start').apply,
+    agent.config.sft.renameToFit
+      ? () => rename(example, texts, generator, 'warm-start', 'no-longer').apply
+      : undefined,
   );
 }
 
