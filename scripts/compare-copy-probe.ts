@@ -59,14 +59,14 @@ for (const [i, example] of examples.entries()) {
   const laidOut =
     split === 'renamed'
       ? renamed(example, demo)
-      : { trajectory: encodeDemonstration(demo, codec, limits), rewrite: (text: string) => text };
+      : { trajectory: encodeDemonstration(demo, codec, limits), renaming: { apply: (text: string) => text } };
   // The warm start keeps a demonstration that no renaming fits as it was; here it is left out.
   if (laidOut === undefined) {
     leftOut++;
     continue;
   }
-  const { trajectory: traj, rewrite } = laidOut;
-  const action = rewrite(demo.turns[turn].action);
+  const { trajectory: traj, renaming } = laidOut;
+  const action = renaming.apply(demo.turns[turn].action);
   const open = action.indexOf(OPEN) + OPEN.length;
   const callText = action.slice(open, action.indexOf('</compare>'));
   const match = CALL.exec(callText);
@@ -125,9 +125,9 @@ function renamed(example: QaExample, demo: Demonstration) {
     demo,
     codec,
     limits,
-    () => rename(example, texts, generator, 'warm-start').apply,
+    () => rename(example, texts, generator, 'warm-start'),
     agent.config.sft.renameToFit
-      ? () => rename(example, texts, generator, 'warm-start', 'no-longer').apply
+      ? () => rename(example, texts, generator, 'warm-start', 'no-longer')
       : undefined,
   );
 }

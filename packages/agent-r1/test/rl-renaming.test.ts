@@ -6,7 +6,7 @@ import { createTask } from '../src/tasks/index.js';
 import type { QaExample } from '../src/tasks/multihop-qa/data/types.js';
 import type { AgentTask, EntityRenaming } from '../src/tasks/task.js';
 import { resolveConfig } from '../src/trainer/config.js';
-import { recordDemonstration } from '../src/trainer/demonstrations.js';
+import { recordDemonstration, rewriteDemonstration } from '../src/trainer/demonstrations.js';
 import { rlRenamings } from '../src/trainer/rl-renaming.js';
 import { trainAgent } from '../src/trainer/trainer.js';
 
@@ -92,6 +92,39 @@ describe("rlRenamings (the task's renameChance in RL)", () => {
     for (const [example, r] of a)
       expect(r.apply(example.question)).toBe(b.get(example)!.apply(example.question));
     expect(rlRenamings(config(0), await createTask(config(0)), new Generator(2))).toBeNull();
+  }, 60_000);
+
+  it('with train.renameToFit plays only renamings under which the demonstration fits the limits', async () => {
+    const plain = config(1);
+    const task = (await createTask(plain)) as AgentTask<QaExample>;
+    // Area comparisons: their two pages come close to the observation limit, so renamings often overflow it.
+    const examples = task.train.filter((e) => e.kind === 'compare_area').slice(0, 30);
+    const demos = await Promise.all(
+      examples.map((e) =>
+        recordDemonstration(
+          task.makeEnv(),
+          e,
+          task.scripted!(e, task.train.indexOf(e)),
+          task.codec,
+          plain.rollout,
+        ),
+      ),
+    );
+    const overflowing = (renamings: Map<QaExample, EntityRenaming>) =>
+      examples.filter((e, i) => {
+        const r = renamings.get(e);
+        return (
+          r !== undefined && rewriteDemonstration(demos[i], task.codec, plain.rollout, r.apply) === undefined
+        );
+      }).length;
+    const free = await rlRenamings(plain, task, new Generator(4))!(examples);
+    expect(free.size).toBe(examples.length);
+    expect(overflowing(free)).toBeGreaterThan(3);
+    const fitted = await rlRenamings(config(1, ['train.renameToFit=true']), task, new Generator(4))!(
+      examples,
+    );
+    expect(overflowing(fitted)).toBe(0);
+    expect(fitted.size).toBeGreaterThan(0.9 * examples.length);
   }, 60_000);
 
   it('is refused, naming the task, for a task that asks for renaming it cannot do', async () => {

@@ -517,11 +517,11 @@ describe('demonstrations with rewritten text', () => {
       let drawsToFit = 0;
       const draw = () => {
         draws++;
-        return task.renameEntities!(ex, texts, generator, 'warm-start').apply;
+        return task.renameEntities!(ex, texts, generator, 'warm-start');
       };
       const drawToFit = () => {
         drawsToFit++;
-        return task.renameEntities!(ex, texts, generator, 'warm-start', 'no-longer').apply;
+        return task.renameEntities!(ex, texts, generator, 'warm-start', 'no-longer');
       };
       const renamed = renamedDemonstration(demo, task.codec, c.rollout, draw, drawToFit);
       if (drawsToFit === 0) {

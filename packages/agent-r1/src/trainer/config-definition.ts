@@ -122,6 +122,10 @@ const TrainLoopSchema = section('The RL stage.', {
   warmupSteps: int(10, 'Steps of linear learning-rate warmup.', { min: 0 }),
   schedule: oneOf(SCHEDULES, 'constant', scheduleDoc),
   minLrRatio: num(0, 'The multiplier of lr a decaying schedule ends at.', { min: 0, max: 1 }),
+  renameToFit: bool(
+    false,
+    "Where the task renames entities in RL: an episode is renamed only by a renaming under which its scripted demonstration fits the rollout's limits (up to as many draws as the warm start makes, then as many of names no longer in tokens, as `sft.renameToFit` draws), and keeps its own names where none does; without it, every drawn renaming is played, and an observation it lengthens past the limit is cut.",
+  ),
   emaDecay: num(
     0,
     "Decay of an exponential moving average of the policy's weights over the RL steps (0: none); with one, the stage's output (its checkpoint and the results table) is the average, while the rollouts and the periodic validation use the weights being trained. A finished stage's checkpoint holds the average, so it cannot be continued to more steps.",

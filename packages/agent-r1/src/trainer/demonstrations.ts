@@ -135,21 +135,22 @@ export const RENAME_TRIES = 4;
 /**
  * The demonstration renamed as the warm start renames it: the first of up to RENAME_TRIES renamings drawn
  * by `draw` whose layout fits the limits (`rewriteDemonstration`), then, where none does and `drawToFit`
- * is given, of as many drawn by it (`sft.renameToFit`); with that renaming; undefined when none fits.
+ * is given, of as many drawn by it (`sft.renameToFit`, `train.renameToFit`); with that renaming; undefined
+ * when none fits.
  */
-export function renamedDemonstration(
+export function renamedDemonstration<R extends { apply(text: string): string }>(
   demo: Demonstration,
   codec: TextCodec,
   limits: RolloutLimits,
-  draw: () => (text: string) => string,
-  drawToFit?: () => (text: string) => string,
-): { trajectory: Trajectory; rewrite: (text: string) => string } | undefined {
+  draw: () => R,
+  drawToFit?: () => R,
+): { trajectory: Trajectory; renaming: R } | undefined {
   for (let attempt = 0; attempt < 2 * RENAME_TRIES; attempt++) {
     const next = attempt < RENAME_TRIES ? draw : drawToFit;
     if (next === undefined) break;
-    const rewrite = next();
-    const trajectory = rewriteDemonstration(demo, codec, limits, rewrite);
-    if (trajectory) return { trajectory, rewrite };
+    const renaming = next();
+    const trajectory = rewriteDemonstration(demo, codec, limits, (text) => renaming.apply(text));
+    if (trajectory) return { trajectory, renaming };
   }
   return undefined;
 }

@@ -1,12 +1,18 @@
 /**
  * Entity renaming in RL (`AgentTask.renameChance('rl')`), as in the warm start. Each step draws, for each
  * of its examples with that chance, one renaming that every sample of the example's group shares; the
- * names come from the example's scripted demonstration (recorded once per example), as in the warm start.
+ * names come from the example's scripted demonstration (recorded once per example), as in the warm start;
+ * with `train.renameToFit`, only a renaming under which that demonstration fits the rollout's limits.
  */
 import type { Generator } from '@agent-r1/tensor';
 import type { EntityRenaming, AgentTask } from '../tasks/task.js';
 import type { TrainConfig } from './config.js';
-import { demonstrationTexts, recordDemonstration } from './demonstrations.js';
+import {
+  type Demonstration,
+  demonstrationTexts,
+  recordDemonstration,
+  renamedDemonstration,
+} from './demonstrations.js';
 
 /** The renamings of one step's examples (an example left out keeps its names). */
 export type StepRenamings<E> = (examples: readonly E[]) => Promise<Map<E, EntityRenaming>>;
@@ -24,13 +30,13 @@ export function rlRenamings<E>(
     throw new Error(
       `task "${task.name}" renames entities in RL (chance ${chance}) but has no renameEntities and scripted policy`,
     );
-  const textsOf = new Map<E, string[]>();
+  const recorded = new Map<E, { demo: Demonstration; texts: string[] }>();
   return async (examples) => {
     const out = new Map<E, EntityRenaming>();
     for (const example of examples) {
       if (out.has(example) || generator.random() >= chance) continue;
-      let texts = textsOf.get(example);
-      if (!texts) {
+      let record = recorded.get(example);
+      if (!record) {
         const index = task.train.indexOf(example);
         const demo = await recordDemonstration(
           task.makeEnv(),
@@ -39,10 +45,18 @@ export function rlRenamings<E>(
           task.codec,
           config.rollout,
         );
-        texts = demonstrationTexts(demo);
-        textsOf.set(example, texts);
+        record = { demo, texts: demonstrationTexts(demo) };
+        recorded.set(example, record);
       }
-      out.set(example, renameEntities(example, texts, generator, 'rl'));
+      const { demo, texts } = record;
+      const draw = () => renameEntities(example, texts, generator, 'rl');
+      if (!config.train.renameToFit) {
+        out.set(example, draw());
+        continue;
+      }
+      const drawToFit = () => renameEntities(example, texts, generator, 'rl', 'no-longer');
+      const fitting = renamedDemonstration(demo, task.codec, config.rollout, draw, drawToFit);
+      if (fitting) out.set(example, fitting.renaming);
     }
     return out;
   };

@@ -117,8 +117,8 @@ export async function warmStartData<E>(
     if (!renaming || generator.random() >= renameChance) return original[i];
     const { example, demo } = recorded[i];
     const texts = demonstrationTexts(demo);
-    const draw = () => task.renameEntities!(example, texts, generator, 'warm-start').apply;
-    const drawToFit = () => task.renameEntities!(example, texts, generator, 'warm-start', 'no-longer').apply;
+    const draw = () => task.renameEntities!(example, texts, generator, 'warm-start');
+    const drawToFit = () => task.renameEntities!(example, texts, generator, 'warm-start', 'no-longer');
     const renamed = renamedDemonstration(
       demo,
       task.codec,
