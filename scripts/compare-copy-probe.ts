@@ -13,8 +13,8 @@
  * By default it reads the test split's area comparisons (names the policy never saw); on `train` the
  * training split's (names it was trained on), on `renamed` the training split's with made-up names, renamed
  * as the warm start renames them (seed 0; the first of its draws that fits the rollout's limits; those that
- * none fits are left out). `--show` lists each wrong token: the call up to it, the call's token and the
- * policy's.
+ * none fits are left out). `--show` lists each wrong token: the call up to it, the call's token (with the
+ * policy's probability of it) and the policy's.
  */
 import { Generator } from '@agent-r1/tensor';
 import { loadAgent } from '../packages/agent-r1/src/checkpoints/load-agent.js';

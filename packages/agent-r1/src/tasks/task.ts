@@ -95,8 +95,8 @@ export interface AgentTask<Example = unknown> {
    * teaches copying names from the context instead of recalling the training set's. `stage` is the stage
    * that plays the episode, for a task whose names differ by stage. `fit` 'no-longer' asks for new names
    * no longer in tokens than those they replace (and numbers as long), so that the texts keep their length:
-   * the warm start's last draw for a demonstration whose free renamings outgrow the rollout's limits
-   * (`sft.renameToFit`); a task that cannot draws as usual.
+   * the last draws for an episode whose free renamings outgrow the rollout's limits (`sft.renameToFit`,
+   * `train.renameToFit`); a task that cannot draws as usual.
    */
   renameEntities?(
     example: Example,
