@@ -47,6 +47,14 @@ const pool = ['Lima', 'Peru', 'Kampala', 'Uganda', 'Oslo'];
 const NORWAY_AREA =
   '<result>Doc 1 (Norway (geography)): Norway is not landlocked. Its area is 323,802 square kilometres.</result>';
 
+/** `compare`'s episode: its question, the two pages it reads and its compare call. */
+const COMPARE_EPISODE = [
+  compare.question,
+  NORWAY_AREA,
+  '<result>Doc 1 (Malta (geography)): Malta is not landlocked. Its area is 316 square kilometres.</result>',
+  '<compare> Norway 323,802 ; Malta 316</compare>',
+];
+
 describe('entityRenamer', () => {
   it('replaces every mentioned name by one other name, the same in every text, and nothing else', () => {
     fc.assert(
@@ -118,12 +126,7 @@ describe('entityRenamer', () => {
   });
 
   it('with noLonger draws only the names it allows, and figures of as many digits, in the same order', () => {
-    const texts = [
-      compare.question,
-      NORWAY_AREA,
-      '<result>Doc 1 (Malta (geography)): Malta is not landlocked. Its area is 316 square kilometres.</result>',
-      '<compare> Norway 323,802 ; Malta 316</compare>',
-    ];
+    const texts = COMPARE_EPISODE;
     const noLonger = (name: string, other: string) => other.length <= name.length;
     const seen = new Set<string>();
     for (let seed = 0; seed < 30; seed++) {
@@ -172,12 +175,7 @@ describe('entityRenamer', () => {
   });
 
   it('names the options of a comparison alike at the share asked, and draws as before at 0', () => {
-    const texts = [
-      compare.question,
-      NORWAY_AREA,
-      '<result>Doc 1 (Malta (geography)): Malta is not landlocked. Its area is 316 square kilometres.</result>',
-      '<compare> Norway 323,802 ; Malta 316</compare>',
-    ];
+    const texts = COMPARE_EPISODE;
     const options = (out: string[]) => /larger area, (.+) or (.+)\?$/.exec(out[0])!.slice(1, 3);
     const begin = (a: string, b: string) => a.startsWith(b.split(' ')[0]) || b.startsWith(a.split(' ')[0]);
     let alike = 0;
