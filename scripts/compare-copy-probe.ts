@@ -125,10 +125,8 @@ function renamed(example: QaExample, demo: Demonstration) {
     demo,
     codec,
     limits,
-    () => rename(example, texts, generator, 'warm-start'),
-    agent.config.sft.renameToFit
-      ? () => rename(example, texts, generator, 'warm-start', 'no-longer')
-      : undefined,
+    (fit) => rename(example, texts, generator, 'warm-start', fit),
+    agent.config.sft.renameToFit,
   );
 }
 

@@ -515,15 +515,12 @@ describe('demonstrations with rewritten text', () => {
       const texts = demonstrationTexts(demo);
       let draws = 0;
       let drawsToFit = 0;
-      const draw = () => {
-        draws++;
-        return task.renameEntities!(ex, texts, generator, 'warm-start');
+      const draw = (fit?: 'no-longer') => {
+        if (fit === 'no-longer') drawsToFit++;
+        else draws++;
+        return task.renameEntities!(ex, texts, generator, 'warm-start', fit);
       };
-      const drawToFit = () => {
-        drawsToFit++;
-        return task.renameEntities!(ex, texts, generator, 'warm-start', 'no-longer');
-      };
-      const renamed = renamedDemonstration(demo, task.codec, c.rollout, draw, drawToFit);
+      const renamed = renamedDemonstration(demo, task.codec, c.rollout, draw, true);
       if (drawsToFit === 0) {
         expect(renamed).toBeDefined();
         continue;

@@ -134,21 +134,20 @@ export const RENAME_TRIES = 4;
 
 /**
  * The demonstration renamed as the warm start renames it: the first of up to RENAME_TRIES renamings drawn
- * by `draw` whose layout fits the limits (`rewriteDemonstration`), then, where none does and `drawToFit`
- * is given, of as many drawn by it (`sft.renameToFit`, `train.renameToFit`); with that renaming; undefined
- * when none fits.
+ * by `draw` whose layout fits the limits (`rewriteDemonstration`), then, where none does and `toFit` is
+ * set, of as many drawn as `draw('no-longer')` (`sft.renameToFit`, `train.renameToFit`); with that
+ * renaming; undefined when none fits.
  */
 export function renamedDemonstration<R extends { apply(text: string): string }>(
   demo: Demonstration,
   codec: TextCodec,
   limits: RolloutLimits,
-  draw: () => R,
-  drawToFit?: () => R,
+  draw: (fit?: 'no-longer') => R,
+  toFit = false,
 ): { trajectory: Trajectory; renaming: R } | undefined {
-  for (let attempt = 0; attempt < 2 * RENAME_TRIES; attempt++) {
-    const next = attempt < RENAME_TRIES ? draw : drawToFit;
-    if (next === undefined) break;
-    const renaming = next();
+  const attempts = toFit ? 2 * RENAME_TRIES : RENAME_TRIES;
+  for (let attempt = 0; attempt < attempts; attempt++) {
+    const renaming = draw(attempt < RENAME_TRIES ? undefined : 'no-longer');
     const trajectory = rewriteDemonstration(demo, codec, limits, (text) => renaming.apply(text));
     if (trajectory) return { trajectory, renaming };
   }

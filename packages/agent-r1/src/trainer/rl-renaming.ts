@@ -49,13 +49,12 @@ export function rlRenamings<E>(
         recorded.set(example, record);
       }
       const { demo, texts } = record;
-      const draw = () => renameEntities(example, texts, generator, 'rl');
+      const draw = (fit?: 'no-longer') => renameEntities(example, texts, generator, 'rl', fit);
       if (!config.train.renameToFit) {
         out.set(example, draw());
         continue;
       }
-      const drawToFit = () => renameEntities(example, texts, generator, 'rl', 'no-longer');
-      const fitting = renamedDemonstration(demo, task.codec, config.rollout, draw, drawToFit);
+      const fitting = renamedDemonstration(demo, task.codec, config.rollout, draw, true);
       if (fitting) out.set(example, fitting.renaming);
     }
     return out;

@@ -117,16 +117,8 @@ export async function warmStartData<E>(
     if (!renaming || generator.random() >= renameChance) return original[i];
     const { example, demo } = recorded[i];
     const texts = demonstrationTexts(demo);
-    const draw = () => task.renameEntities!(example, texts, generator, 'warm-start');
-    const drawToFit = () => task.renameEntities!(example, texts, generator, 'warm-start', 'no-longer');
-    const renamed = renamedDemonstration(
-      demo,
-      task.codec,
-      limits,
-      draw,
-      sft.renameToFit ? drawToFit : undefined,
-    );
-    return renamed?.trajectory ?? original[i];
+    const draw = (fit?: 'no-longer') => task.renameEntities!(example, texts, generator, 'warm-start', fit);
+    return renamedDemonstration(demo, task.codec, limits, draw, sft.renameToFit)?.trajectory ?? original[i];
   };
   /** One pass's trajectories: each demonstration as many times as its kind's weight says, each copy drawn anew. */
   const pass = (): Trajectory[] =>
