@@ -18,7 +18,7 @@ async function stageShares(
     {},
   );
   const chosen = questions(task.train);
-  expect(chosen.length).toBe(100);
+  expect(chosen.length).toBeGreaterThanOrEqual(20);
   return (stage: Stage) => {
     const generator = new Generator(7);
     const renamed = chosen.map((q) =>
@@ -54,5 +54,16 @@ describe('renaming options set per stage', () => {
     // Every renamed comparison at 1; at 0 only the odd pair of drawn names shares its first four letters.
     expect(share('rl')).toBeGreaterThan(0.9);
     expect(share('warm-start')).toBeLessThan(0.1);
+  }, 120_000);
+
+  it("taskOptions.typeAdjectives: each stage's share of typed places whose type's adjective is made up", async () => {
+    const typed = /the (Italian|French|Australian|Aegean) [a-z]+ /;
+    const share = await stageShares(
+      { renameEntities: { warmStart: 1, rl: 1 }, typeAdjectives: { warmStart: 1, rl: 0 } },
+      (train) => train.filter((q) => typed.test(q.question)),
+      (text) => !typed.test(text) && /the \p{Lu}\p{L}+(ian|an|ese|ish) [a-z]+ /u.test(text),
+    );
+    expect(share('warm-start')).toBe(1);
+    expect(share('rl')).toBe(0);
   }, 120_000);
 });

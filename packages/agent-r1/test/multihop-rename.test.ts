@@ -9,6 +9,7 @@ import {
   madeUpName,
   namePieces,
   renamePool,
+  typeAdjectives,
 } from '../src/tasks/multihop-qa/rename.js';
 
 const example: QaExample = {
@@ -200,6 +201,58 @@ describe('entityRenamer', () => {
       options(texts.map(entityRenamer(compare, texts, pool, new Generator(seed)).apply)),
     ).filter(([a, b]) => begin(a, b));
     expect(unlike.length).toBeLessThan(4);
+  });
+
+  it("renames a typed place's adjective at the share asked, the same in every text, and draws as before at 0", () => {
+    const typed: QaExample = {
+      ...example,
+      question: 'What is the capital of the country where the Italian region Lazio is located?',
+      answers: ['Rome'],
+      evidence: ['Italy', 'Rome'],
+      entities: ['Lazio', 'Italy', 'Rome'],
+    };
+    const texts = [
+      typed.question,
+      '<search>Italian region Lazio</search>',
+      '<result>Doc 1 (Lazio (Italian region)): Lazio is located in Italy. Lazio is an Italian region.</result>',
+      '<answer>Rome</answer>',
+    ];
+    const words = typeAdjectives([
+      { title: 'Lazio (Italian region)' },
+      { title: 'Rome' },
+      { title: 'Kent (town)' },
+    ]);
+    expect(words).toEqual(['Italian']);
+    const adjectives = new Set<string>();
+    for (let seed = 0; seed < 30; seed++) {
+      const renaming = entityRenamer(typed, texts, pool, new Generator(seed), {
+        typeAdjectives: { words, share: 1 },
+      });
+      const out = texts.map(renaming.apply);
+      const [, adjective, place] = /where the (\S+) region (.+) is located\?$/.exec(out[0])!;
+      expect(adjective).toMatch(/^\p{Lu}\p{L}+(ian|an|ese|ish)$/u);
+      expect(adjective).not.toBe('Italian');
+      expect(out[1]).toBe(`<search>${adjective} region ${place}</search>`);
+      expect(out[2]).toContain(`(${place} (${adjective} region))`);
+      expect(out[2]).toContain(`is an ${adjective} region.`);
+      expect(out.map(renaming.restore)).toEqual(texts);
+      adjectives.add(adjective);
+      // At 0, or without the option, the renaming drawn without it.
+      const plain = texts.map(entityRenamer(typed, texts, pool, new Generator(seed)).apply);
+      const atZero = entityRenamer(typed, texts, pool, new Generator(seed), {
+        typeAdjectives: { words, share: 0 },
+      });
+      expect(texts.map(atZero.apply)).toEqual(plain);
+      expect(plain[0]).toContain('the Italian region');
+    }
+    expect(adjectives.size).toBeGreaterThan(25);
+    // A renaming that must not lengthen the texts keeps an adjective that no made-up one fits.
+    const noLonger = (name: string, other: string) => other.length <= name.length;
+    const short = entityRenamer(typed, texts, pool, new Generator(1), {
+      typeAdjectives: { words: ['Italian'], share: 1 },
+      noLonger: (name, other) => (name === 'Italian' ? false : noLonger(name, other)),
+    });
+    expect(short.apply(texts[0])).toContain('the Italian region');
   });
 
   it('is reproducible from the generator and leaves texts without names alone', () => {

@@ -37,6 +37,10 @@ export const MultihopOptionsSchema = section('Options of the multi-hop QA task.'
     "Share of the renamed comparisons whose two options get made-up names that begin alike ('Tralo' and 'Tralomesin', 'Tralo Mesin' and 'Tralo Kano', 'Tralo' and 'Tralo Mesin'), as test options do ('Angola' and 'Anguilla', 'United States' beside 'United States Virgin Islands'): a compare call must copy each name from its own first part on. With renameEntities only. Off in the multihop preset: its warm starts were worse with it, blending the two names in answers (docs/history.md).",
     (stage) => num(0, `In ${stage}.`, { min: 0, max: 1 }),
   ),
+  typeAdjectives: perStage(
+    "Share of the renamed episodes whose places' type adjectives are renamed too, by made-up ones ('the Italian region Lazio' → 'the Brelouian region Tralo', in the documents, searches and question alike): the test split's typed places ('the American state Mississippi', 'the Canadian province Nova Scotia', 60 of its 412 questions) have adjectives the training questions hardly read (American in 3 of 2,151, Canadian in none), and a policy that has read a few others (Italian, French) as fixed words searched 'American languages' where the chain's next search is 'American state Mississippi'. With renameEntities only.",
+    (stage) => num(0, `In ${stage}.`, { min: 0, max: 1 }),
+  ),
   balanceKinds: perStage(
     "Balance the question kinds (templates): a kind's share of the draws goes as (its count)^(1 - balance); 0 keeps the data's mix, 1 draws every kind equally often.",
     (stage) => num(0, `In ${stage}.`, { min: 0, max: 1 }),

@@ -309,6 +309,28 @@ function refigure(
   ]);
 }
 
+/**
+ * The adjectives that begin the corpus's place types, from the titles that name one (`Massachusetts
+ * (American state)` → `American`): the part-of sentence of a place whose name is ambiguous names its type
+ * (`…is part of the American state Massachusetts.`), and the next hop searches that type as written.
+ */
+export function typeAdjectives(corpus: readonly { title: string }[]): string[] {
+  const words = new Set<string>();
+  for (const { title } of corpus) {
+    const m = /\((\p{Lu}\p{L}+) \p{Ll}[\p{Ll} ]*\)$/u.exec(title);
+    if (m) words.add(m[1]);
+  }
+  return [...words].sort();
+}
+
+const ADJECTIVE_ENDINGS = ['ian', 'an', 'ese', 'ish'];
+
+/** A made-up adjective of a place type (`Brelouian`): a made-up word and a demonym's ending. */
+function madeUpAdjective(generator: Generator, pieces?: NamePieces & { share: number }): string {
+  const stem = madeUpName(generator, pieces, 0).split(' ')[0];
+  return stem + pick(ADJECTIVE_ENDINGS, generator);
+}
+
 /** How `entityRenamer` draws its new names, beyond the pool. */
 export interface RenameOptions {
   /** Made-up names glued from a vocabulary's pieces, the share `pieces.share` of them (`madeUpName`). */
@@ -322,6 +344,13 @@ export interface RenameOptions {
    * tokens than `name` (the figures then keep their number of digits, see `refigure`). Absent: any name.
    */
   noLonger?: (name: string, other: string) => boolean;
+  /**
+   * The share `share` of renamings also rename the adjectives of place types the texts hold, of `words`
+   * (`typeAdjectives`), by made-up ones (`the Italian region Lazio` → `the Brelouian region Tralo`): test
+   * places' types (`American state`, `Canadian province`) are adjectives no training question reads, and
+   * a policy that has only seen a few as fixed words does not copy a new one into its next search.
+   */
+  typeAdjectives?: { words: readonly string[]; share: number };
 }
 
 /**
@@ -339,7 +368,7 @@ export function entityRenamer(
   generator: Generator,
   options: RenameOptions = {},
 ): EntityRenaming {
-  const { pieces, punctuated = PUNCTUATED_SHARE, confusable = 0, noLonger } = options;
+  const { pieces, punctuated = PUNCTUATED_SHARE, confusable = 0, noLonger, typeAdjectives } = options;
   const fitsFor = (name: string, other: string) => noLonger?.(name, other) ?? true;
   const candidates = new Set(entityNames([example]));
   for (const text of texts)
@@ -363,22 +392,38 @@ export function entityRenamer(
         taken.add(pair[i].toLowerCase());
       });
   }
-  for (const name of mentioned) {
-    if (replacement.has(name)) continue;
+  /** Up to 20 draws for `name` until one is free and fits; the last draw, and whether it is usable. */
+  const drawFor = (name: string, draw: () => string) => {
     const unusable = (other: string) =>
       other === '' || taken.has(other.toLowerCase()) || !fitsFor(name, other);
     let other = '';
-    for (let attempt = 0; attempt < 20 && unusable(other); attempt++) {
-      if (/^[A-Z]{2,4}$/.test(name)) other = madeUpCode(name.length, generator);
-      else
-        other =
-          pool.length > 0 && generator.random() < 0.5
-            ? pick(pool, generator)
-            : madeUpName(generator, pieces, punctuated);
-    }
+    for (let attempt = 0; attempt < 20 && unusable(other); attempt++) other = draw();
+    return { other, usable: !unusable(other) };
+  };
+  for (const name of mentioned) {
+    if (replacement.has(name)) continue;
+    const { other } = drawFor(name, () =>
+      /^[A-Z]{2,4}$/.test(name)
+        ? madeUpCode(name.length, generator)
+        : pool.length > 0 && generator.random() < 0.5
+          ? pick(pool, generator)
+          : madeUpName(generator, pieces, punctuated),
+    );
     taken.add(other.toLowerCase());
     replacement.set(name, other);
   }
+  // Drawn only where asked for and held by the texts: otherwise the renamings are those drawn without it.
+  const adjectives = (typeAdjectives?.words ?? []).filter(
+    (word) => !replacement.has(word) && occurrences(all, word).length > 0,
+  );
+  if (adjectives.length > 0 && generator.random() < typeAdjectives!.share)
+    for (const word of adjectives) {
+      const { other, usable } = drawFor(word, () => madeUpAdjective(generator, pieces));
+      // A renaming that must not lengthen the texts keeps an adjective no made-up one fits.
+      if (!usable) continue;
+      taken.add(other.toLowerCase());
+      replacement.set(word, other);
+    }
   for (const [figure, other] of refigure(example, all, generator, noLonger !== undefined))
     if (occurrences(all, figure).length > 0) replacement.set(figure, other);
   const inverse = new Map([...replacement].map(([from, to]) => [to, from]));

@@ -36,7 +36,7 @@ import {
   tagStyle,
   tagVocabulary,
 } from './env.js';
-import { corpusNamePieces, entityRenamer, renamePool } from './rename.js';
+import { corpusNamePieces, entityRenamer, renamePool, typeAdjectives } from './rename.js';
 import { scriptedSearcher } from './scripted.js';
 import { isSwappedComparison, multihopGroups, swappedTwins, withSwappedComparisons } from './swapped.js';
 import { DEFAULT_SEARCH_INDEX_OPTIONS, SearchIndex } from './search/index.js';
@@ -269,6 +269,7 @@ export async function multihopQaTask(
           share: own.vocabularyNames,
         }
       : undefined;
+  const adjectives = typeAdjectives(r.dataset.corpus);
   // A name inside a text follows a space: its tokens are counted as the tokenizer reads it there.
   const tokensOf = (name: string) => vocabulary.codec.encode(` ${name}`).length;
   const noLonger = (name: string, other: string) => tokensOf(other) <= tokensOf(name);
@@ -332,6 +333,7 @@ export async function multihopQaTask(
         punctuated: own.punctuatedNames[STAGE_KEY[stage]],
         confusable: own.confusableNames[STAGE_KEY[stage]],
         noLonger: fit === 'no-longer' ? noLonger : undefined,
+        typeAdjectives: { words: adjectives, share: own.typeAdjectives[STAGE_KEY[stage]] },
       }),
   };
 }
