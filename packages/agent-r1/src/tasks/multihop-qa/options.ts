@@ -38,7 +38,7 @@ export const MultihopOptionsSchema = section('Options of the multi-hop QA task.'
     (stage) => num(0, `In ${stage}.`, { min: 0, max: 1 }),
   ),
   typeAdjectives: perStage(
-    "Share of the renamed episodes whose places' type adjectives are renamed too, by made-up ones ('the Italian region Lazio' → 'the Brelouian region Tralo', in the documents, searches and question alike): the test split's typed places ('the American state Mississippi', 'the Canadian province Nova Scotia', 60 of its 412 questions) have adjectives the training questions hardly read (American in 3 of 2,151, Canadian in none), and a policy that has read a few others (Italian, French) as fixed words searched 'American languages' where the chain's next search is 'American state Mississippi'. With renameEntities only.",
+    "Share of the renamed episodes whose places' type adjectives are renamed too, by made-up ones ('the Italian region Lazio' → 'the Brelouian region Tralo', in the documents, searches and question alike): the test split's typed places ('the American state Mississippi', 'the Canadian province Nova Scotia', 60 of its 412 questions) have adjectives the training questions hardly read (American in 3 of 2,151, Canadian in none), and a policy that has read a few others (Italian, French) as fixed words searched 'American languages' where the chain's next search is 'American state Mississippi'. With renameEntities only. Off in the multihop preset: at 0.5 the typed searches were copied, but the warm starts were weaker over all, one answering comparisons by position (docs/history.md).",
     (stage) => num(0, `In ${stage}.`, { min: 0, max: 1 }),
   ),
   balanceKinds: perStage(
