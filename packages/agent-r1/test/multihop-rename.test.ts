@@ -246,6 +246,16 @@ describe('entityRenamer', () => {
       expect(plain[0]).toContain('the Italian region');
     }
     expect(adjectives.size).toBeGreaterThan(25);
+    // Nor does the option at 0 draw anything: a comparison's figures, drawn after the names, are as without it.
+    const withAdjective = [...COMPARE_EPISODE, 'Norway is a European country.'];
+    const european = { words: ['European'], share: 0 };
+    for (let seed = 0; seed < 10; seed++)
+      expect(
+        withAdjective.map(
+          entityRenamer(compare, withAdjective, pool, new Generator(seed), { typeAdjectives: european })
+            .apply,
+        ),
+      ).toEqual(withAdjective.map(entityRenamer(compare, withAdjective, pool, new Generator(seed)).apply));
     // A renaming that must not lengthen the texts keeps an adjective that no made-up one fits.
     const noLonger = (name: string, other: string) => other.length <= name.length;
     const short = entityRenamer(typed, texts, pool, new Generator(1), {

@@ -413,10 +413,11 @@ export function entityRenamer(
     replacement.set(name, other);
   }
   // Drawn only where asked for and held by the texts: otherwise the renamings are those drawn without it.
-  const adjectives = (typeAdjectives?.words ?? []).filter(
+  const typeShare = typeAdjectives?.share ?? 0;
+  const adjectives = (typeShare > 0 ? typeAdjectives!.words : []).filter(
     (word) => !replacement.has(word) && occurrences(all, word).length > 0,
   );
-  if (adjectives.length > 0 && generator.random() < typeAdjectives!.share)
+  if (adjectives.length > 0 && generator.random() < typeShare)
     for (const word of adjectives) {
       const { other, usable } = drawFor(word, () => madeUpAdjective(generator, pieces));
       // A renaming that must not lengthen the texts keeps an adjective no made-up one fits.
