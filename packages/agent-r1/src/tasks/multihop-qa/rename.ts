@@ -347,8 +347,8 @@ export interface RenameOptions {
   /**
    * The share `share` of renamings also rename the adjectives of place types the texts hold, of `words`
    * (`typeAdjectives`), by made-up ones (`the Italian region Lazio` → `the Brelouian region Tralo`): test
-   * places' types (`American state`, `Canadian province`) are adjectives no training question reads, and
-   * a policy that has only seen a few as fixed words does not copy a new one into its next search.
+   * places' types (`American state`, `Canadian province`) have adjectives hardly any training question
+   * reads, and a policy that has read a few others as fixed words does not copy a new one into its search.
    */
   typeAdjectives?: { words: readonly string[]; share: number };
 }
