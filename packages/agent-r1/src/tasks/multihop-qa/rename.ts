@@ -165,6 +165,11 @@ export function madeUpName(
   return generator.random() < 0.2 ? `${first} ${word()}` : first;
 }
 
+/** One made-up word, as `madeUpName` draws a name's first (`Tralo`): never a punctuated shape. */
+function madeUpNameWord(generator: Generator, pieces?: NamePieces & { share: number }): string {
+  return madeUpName(generator, pieces, 0).split(' ')[0];
+}
+
 /**
  * Two made-up names that begin alike, as test comparisons' options do (`Angola` and `Anguilla` share
  * ` Ang`; `United States` is the start of `United States Virgin Islands`, next to it in the documents):
@@ -177,7 +182,7 @@ export function confusableNames(
   generator: Generator,
   pieces?: NamePieces & { share: number },
 ): [string, string] {
-  const word = () => madeUpName(generator, pieces, 0).split(' ')[0];
+  const word = () => madeUpNameWord(generator, pieces);
   const stem = word();
   const shape = Math.floor(generator.random() * 3);
   const pair: [string, string] =
@@ -327,8 +332,7 @@ const ADJECTIVE_ENDINGS = ['ian', 'an', 'ese', 'ish'];
 
 /** A made-up adjective of a place type (`Brelouian`): a made-up word and a demonym's ending. */
 function madeUpAdjective(generator: Generator, pieces?: NamePieces & { share: number }): string {
-  const stem = madeUpName(generator, pieces, 0).split(' ')[0];
-  return stem + pick(ADJECTIVE_ENDINGS, generator);
+  return madeUpNameWord(generator, pieces) + pick(ADJECTIVE_ENDINGS, generator);
 }
 
 /** How `entityRenamer` draws its new names, beyond the pool. */
