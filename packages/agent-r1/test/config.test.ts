@@ -313,7 +313,7 @@ describe("a task's own options (taskOptions)", () => {
       vocabularyNames: 1,
       punctuatedNames: { warmStart: 0.25, rl: 0.25 },
       confusableNames: { warmStart: 0, rl: 0 },
-      typeAdjectives: { warmStart: 0, rl: 0 },
+      typeAdjectives: { warmStart: 0, rl: 0.5 },
       balanceKinds: { warmStart: 0.5, rl: 0.5 },
       kindBoost: { warmStart: 'compare_area=2,compare_landlocked=2', rl: '' },
       swappedComparisons: false,

@@ -58,7 +58,8 @@ export const presets: Record<string, PartialTrainConfig> = {
    * recall them, and the rare question kinds repeated (kinds balanced halfway); then 160 GRPO steps on
    * every training question, renamed and balanced the same way, on the groups whose rewards differ, with a
    * KL penalty to the warm start, its output the average of the policy's weights over the last steps; then
-   * the results table on the test split. What each choice did, measured, is in docs/history.md.
+   * the results table on the test split. Demonstrations too long for a renaming get names no longer in
+   * tokens, and RL renames the places' type adjectives in half of its renamed episodes. What each choice did, measured, is in docs/history.md.
    */
   multihop: {
     task: 'multihop-qa',
@@ -93,6 +94,12 @@ export const presets: Record<string, PartialTrainConfig> = {
       // Both comparisons' shares of the warm start doubled: the call and the answer that follows its
       // verdict are few tokens of an episode.
       kindBoost: { warmStart: 'compare_area=2,compare_landlocked=2' },
+      // In half of RL's renamed episodes the places' type adjectives are renamed too (`the Italian region
+      // Lazio` → `the Brelouian region Tralo`): the test split's typed places are American and Canadian, which
+      // the training questions hardly read, and a policy that had read `Italian region` as two fixed words
+      // searched `American languages` after `…part of the American state Mississippi.`. With it, one seed's
+      // 3-hop chains went from 0.735 to 0.959; in the warm start too, the warm starts were weaker.
+      typeAdjectives: { rl: 0.5 },
     },
     model: {
       dModel: 64,
@@ -117,6 +124,10 @@ export const presets: Record<string, PartialTrainConfig> = {
       // Only the groups whose rewards differ (DAPO's dynamic sampling): the warm start answers most
       // training questions in all four samples, and without the filter RL added nothing to it.
       filterGroups: true,
+      // Up to six rollout rounds a step, not three: the warm start answers most training questions in all
+      // four samples, and three rounds filled 57–67% of a step's 8 slots with groups whose rewards differ;
+      // six fill 85–91%.
+      maxSampleRounds: 6,
     },
     sft: {
       // 2,000 steps: with the compare tool, the warm start at 1,000 was weaker on every kind of question
@@ -133,6 +144,11 @@ export const presets: Record<string, PartialTrainConfig> = {
       // The answer after its tag ×4: it is 3–6 of an episode's 60–100 action tokens.
       answerWeight: 4,
       successfulOnly: true,
+      // A demonstration that none of the free renamings fits the observation limit (a fifth of them, most
+      // area comparisons among them) is renamed by names no longer in tokens, rather than shown with its own
+      // names, which the policy could recall rather than copy: the warm starts gained 2 points over all and
+      // answered more comparisons alike both ways (45, 45, 42 of 47 pairs on three seeds; 40, 39, 44).
+      renameToFit: true,
     },
     train: {
       // 160 steps, not 40: a warm start that answers 1-hop place questions by searching on (one seed in
