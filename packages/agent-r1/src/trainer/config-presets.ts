@@ -59,7 +59,8 @@ export const presets: Record<string, PartialTrainConfig> = {
    * every training question, renamed and balanced the same way, on the groups whose rewards differ, with a
    * KL penalty to the warm start, its output the average of the policy's weights over the last steps; then
    * the results table on the test split. Demonstrations too long for a renaming get names no longer in
-   * tokens, and RL renames the places' type adjectives in half of its renamed episodes. What each choice did, measured, is in docs/history.md.
+   * tokens, and RL renames the places' type adjectives in half of its renamed episodes. What each choice
+   * did, measured, is in docs/history.md.
    */
   multihop: {
     task: 'multihop-qa',
@@ -97,8 +98,8 @@ export const presets: Record<string, PartialTrainConfig> = {
       // In half of RL's renamed episodes the places' type adjectives are renamed too (`the Italian region
       // Lazio` → `the Brelouian region Tralo`): the test split's typed places are American and Canadian, which
       // the training questions hardly read, and a policy that had read `Italian region` as two fixed words
-      // searched `American languages` after `…part of the American state Mississippi.`. With it, one seed's
-      // 3-hop chains went from 0.735 to 0.959; in the warm start too, the warm starts were weaker.
+      // searched `American languages` after `…part of the American state Mississippi.`. Not in the warm
+      // start: there it made the warm starts weaker, one answering comparisons by position again.
       typeAdjectives: { rl: 0.5 },
     },
     model: {
@@ -125,8 +126,7 @@ export const presets: Record<string, PartialTrainConfig> = {
       // training questions in all four samples, and without the filter RL added nothing to it.
       filterGroups: true,
       // Up to six rollout rounds a step, not three: the warm start answers most training questions in all
-      // four samples, and three rounds filled 57–67% of a step's 8 slots with groups whose rewards differ;
-      // six fill 85–91%.
+      // four samples, and three rounds left a third of a step's 8 slots without a group to learn from.
       maxSampleRounds: 6,
     },
     sft: {
@@ -146,8 +146,8 @@ export const presets: Record<string, PartialTrainConfig> = {
       successfulOnly: true,
       // A demonstration that none of the free renamings fits the observation limit (a fifth of them, most
       // area comparisons among them) is renamed by names no longer in tokens, rather than shown with its own
-      // names, which the policy could recall rather than copy: the warm starts gained 2 points over all and
-      // answered more comparisons alike both ways (45, 45, 42 of 47 pairs on three seeds; 40, 39, 44).
+      // names, which the policy could recall rather than copy: the comparisons are then read, not recalled,
+      // and answered alike both ways more often.
       renameToFit: true,
     },
     train: {
