@@ -6,10 +6,14 @@ import { presetConfig } from '../src/trainer/preset-config.js';
 
 type Stage = 'warm-start' | 'rl';
 
-/** For the multihop task with some renaming options set per stage: each stage's share of renamed questions that `holds`. */
+/**
+ * For the multihop task with some renaming options set per stage: each stage's share of renamed questions
+ * that `holds`, over the `count` training questions that `questions` chooses.
+ */
 async function stageShares(
   taskOptions: Record<string, unknown>,
   questions: (train: readonly QaExample[]) => QaExample[],
+  count: number,
   holds: (renamed: string) => boolean,
 ) {
   const preset = presetConfig('multihop');
@@ -18,7 +22,7 @@ async function stageShares(
     {},
   );
   const chosen = questions(task.train);
-  expect(chosen.length).toBeGreaterThanOrEqual(20);
+  expect(chosen.length).toBe(count);
   return (stage: Stage) => {
     const generator = new Generator(7);
     const renamed = chosen.map((q) =>
@@ -36,6 +40,7 @@ describe('renaming options set per stage', () => {
     const share = await stageShares(
       { punctuatedNames: { warmStart: 0, rl: 1 } },
       (train) => train.filter((q) => q.kind === 'capital').slice(0, 100),
+      100,
       (text) => punctuated.test(text),
     );
     expect(share('rl')).toBeGreaterThan(share('warm-start') + 0.3);
@@ -46,6 +51,7 @@ describe('renaming options set per stage', () => {
     const share = await stageShares(
       { renameEntities: { warmStart: 1, rl: 1 }, confusableNames: { warmStart: 0, rl: 1 } },
       (train) => train.filter((q) => q.kind === 'compare_area').slice(0, 100),
+      100,
       (text) => {
         const [, x, y] = options.exec(text) ?? [];
         return x !== undefined && x.slice(0, 4) === y.slice(0, 4);
@@ -61,6 +67,7 @@ describe('renaming options set per stage', () => {
     const share = await stageShares(
       { renameEntities: { warmStart: 1, rl: 1 }, typeAdjectives: { warmStart: 1, rl: 0 } },
       (train) => train.filter((q) => typed.test(q.question)),
+      54,
       (text) => !typed.test(text) && /the \p{Lu}\p{L}+(ian|an|ese|ish) [a-z]+ /u.test(text),
     );
     expect(share('warm-start')).toBe(1);
